@@ -1,0 +1,44 @@
+"""The project's own exception types.
+
+Every failure caused by input data is one of these, so callers (the CLI, the
+fuzz harnesses) can tell "bad input" from "bug in sfcheck".
+"""
+
+from __future__ import annotations
+
+
+class SfcheckError(Exception):
+    """Base class of every error sfcheck raises on purpose."""
+
+
+class DecodeError(SfcheckError):
+    """SFrame bytes that cannot be decoded, with the exact place that failed."""
+
+    def __init__(self, message: str, offset: int | None = None,
+                 structure: str | None = None, field: str | None = None) -> None:
+        self.message = message
+        self.offset = offset
+        self.structure = structure
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.offset is not None:
+            where.append(f"offset {self.offset:#x}")
+        if self.structure:
+            where.append(self.structure + (f".{self.field}" if self.field else ""))
+        return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class EncodeError(SfcheckError):
+    """A model that cannot be written (a value does not fit its field)."""
+
+
+class ElfError(SfcheckError):
+    """An ELF file that cannot be read well enough to find its SFrame data."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
