@@ -1,0 +1,1 @@
+"""Renderers of decoded SFrame sections (`sfcheck dump`)."""

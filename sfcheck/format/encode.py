@@ -1,0 +1,94 @@
+"""Write a model back to bytes.
+
+The encoder writes exactly the stored fields it is given (counts, offsets,
+info bytes); `layout.build_section` computes them for a section built from
+scratch. Values that do not fit their field raise EncodeError.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..errors import EncodeError
+from . import constants as C
+from .model import FDE, FRE, Section
+
+_RANGES = {
+    "B": (0, 0xFF), "b": (-0x80, 0x7F), "H": (0, 0xFFFF), "I": (0, 0xFFFFFFFF),
+    "i": (-(1 << 31), (1 << 31) - 1), "q": (-(1 << 63), (1 << 63) - 1),
+}
+
+
+def _pack(order: str, fmt: str, values: tuple[int, ...], what: str) -> bytes:
+    try:
+        return struct.pack(order + fmt, *values)
+    except struct.error as exc:
+        raise EncodeError(f"{what}: {exc} (values {values})") from None
+
+
+def _fit_word(value: int, width: int, what: str) -> int:
+    """Words are signed, but flex control words may be given unsigned: accept both."""
+    bits = 8 * width
+    if not -(1 << (bits - 1)) <= value < (1 << bits):
+        raise EncodeError(f"{what}: data word {value} does not fit in {width} byte(s)")
+    return value - (1 << bits) if value >= (1 << (bits - 1)) else value
+
+
+def encode_fre(fre: FRE, fre_type: int, order: str, what: str = "FRE") -> bytes:
+    asz = C.FRE_ADDR_SIZE.get(fre_type)
+    if asz is None:
+        raise EncodeError(f"{what}: FRE type {fre_type} has no start-address size")
+    if fre.size_code == 3:
+        raise EncodeError(f"{what}: data-word size code 3 cannot be encoded")
+    if fre.count != len(fre.words):
+        raise EncodeError(f"{what}: info byte says {fre.count} words, {len(fre.words)} given")
+    w = fre.word_size
+    words = tuple(_fit_word(v, w, what) for v in fre.words)
+    code = {1: "B", 2: "H", 4: "I"}[asz]
+    wcode = {1: "b", 2: "h", 4: "i"}[w]
+    return _pack(order, code + "B" + wcode * len(words), (fre.start, fre.info, *words), what)
+
+
+def _encode_fde(fde: FDE, version: int, order: str, what: str) -> bytes:
+    if version == C.VERSION_1:
+        return _pack(order, "iIIIB", (fde.start, fde.size, fde.fre_off, fde.num_fres, fde.info),
+                     what)
+    if version == C.VERSION_2:
+        return _pack(order, "iIIIBBH", (fde.start, fde.size, fde.fre_off, fde.num_fres,
+                                        fde.info, fde.rep_size, fde.padding), what)
+    return _pack(order, "qII", (fde.start, fde.size, fde.fre_off), what)
+
+
+def _place(buf: bytearray, pos: int, chunk: bytes) -> None:
+    if pos + len(chunk) > len(buf):
+        buf.extend(bytes(pos + len(chunk) - len(buf)))
+    buf[pos:pos + len(chunk)] = chunk
+
+
+def encode(section: Section) -> bytes:
+    h = section.header
+    if h.version not in C.VERSIONS:
+        raise EncodeError(f"unknown SFrame version {h.version}")
+    if len(h.auxhdr) > 0xFF:
+        raise EncodeError("auxiliary header longer than 255 bytes")
+    order = ">" if h.big_endian else "<"
+    out = bytearray(_pack(order, "HBBBbbBIIIII", (
+        C.MAGIC, h.version, h.flags, h.abi, h.fixed_fp, h.fixed_ra, len(h.auxhdr),
+        h.num_fdes, h.num_fres, h.fre_len, h.fdeoff, h.freoff), "header"))
+    out += h.auxhdr
+    fres = bytearray(h.fre_len)
+    fdes = bytearray()
+    for i, fde in enumerate(section.fdes):
+        what = f"FDE[{i}]"
+        fdes += _encode_fde(fde, h.version, order, what)
+        block = bytearray()
+        if h.version == C.VERSION_3:
+            block += _pack(order, "HBBB", (fde.num_fres, fde.info, fde.info2, fde.rep_size),
+                           what + " attribute")
+        for j, fre in enumerate(fde.fres):
+            block += encode_fre(fre, fde.fre_type, order, f"{what}.FRE[{j}]")
+        _place(fres, fde.fre_off, bytes(block))
+    _place(out, h.fdes_start, bytes(fdes))
+    _place(out, h.fres_start, bytes(fres))
+    out += section.trailing
+    return bytes(out)

@@ -1,0 +1,192 @@
+"""The decoded form of an SFrame section.
+
+The model keeps every stored field (counts, offsets, raw info bytes) rather
+than values derived from them, so that `encode(decode(b)) == b` holds and a
+test can build a section that lies about itself. `layout.build_section`
+computes the canonical counts and offsets for a section built from scratch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import constants as C
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    version: int
+    flags: int
+    abi: int
+    fixed_fp: int
+    fixed_ra: int
+    num_fdes: int
+    num_fres: int
+    fre_len: int
+    fdeoff: int
+    freoff: int
+    big_endian: bool
+    auxhdr: bytes = b""
+
+    @property
+    def size(self) -> int:
+        """Header size including the auxiliary header: offsets count from here."""
+        return C.HEADER_SIZE + len(self.auxhdr)
+
+    @property
+    def fde_size(self) -> int:
+        return C.FDE_SIZE[self.version]
+
+    @property
+    def sorted(self) -> bool:
+        return bool(self.flags & C.F_FDE_SORTED)
+
+    @property
+    def pcrel(self) -> bool:
+        # v1 predates the flag; its start addresses are always section-relative.
+        return self.version >= C.VERSION_2 and bool(self.flags & C.F_FDE_FUNC_START_PCREL)
+
+    @property
+    def fdes_start(self) -> int:
+        return self.size + self.fdeoff
+
+    @property
+    def fres_start(self) -> int:
+        return self.size + self.freoff
+
+    @property
+    def fres_end(self) -> int:
+        return self.fres_start + self.fre_len
+
+
+@dataclass(frozen=True, slots=True)
+class FRE:
+    """A frame row entry: `start` is relative to the function (or the block for PCMASK)."""
+
+    start: int
+    info: int
+    words: tuple[int, ...]
+    offset: int = field(default=-1, compare=False)  # position in the section, -1 if built
+
+    @property
+    def base_sp(self) -> bool:
+        return bool(self.info & 1)
+
+    @property
+    def count(self) -> int:
+        return (self.info >> 1) & 0xF
+
+    @property
+    def size_code(self) -> int:
+        return (self.info >> 5) & 0x3
+
+    @property
+    def word_size(self) -> int:
+        return C.WORD_SIZE.get(self.size_code, 1)
+
+    @property
+    def mangled_ra(self) -> bool:
+        return bool(self.info & 0x80)
+
+    @property
+    def ra_undefined(self) -> bool:
+        return self.count == 0
+
+    def uword(self, idx: int) -> int | None:
+        """Data word `idx` read as unsigned (flex control words), None if absent."""
+        if idx >= len(self.words):
+            return None
+        return self.words[idx] & ((1 << (8 * self.word_size)) - 1)
+
+
+def fre_info(base_sp: bool, count: int, size_code: int, mangled_ra: bool = False) -> int:
+    return (int(mangled_ra) << 7) | ((size_code & 3) << 5) | ((count & 0xF) << 1) | int(base_sp)
+
+
+def smallest_size_code(words: tuple[int, ...]) -> int:
+    """The size code gas would pick: the narrowest signed width holding every word."""
+    for code, width in C.WORD_SIZE.items():
+        lim = 1 << (8 * width - 1)
+        if all(-lim <= w < lim for w in words):
+            return code
+    return 2
+
+
+def make_fre(start: int, words: tuple[int, ...] | list[int], base_sp: bool = True,
+             mangled_ra: bool = False, size_code: int | None = None) -> FRE:
+    words = tuple(words)
+    code = smallest_size_code(words) if size_code is None else size_code
+    return FRE(start, fre_info(base_sp, len(words), code, mangled_ra), words)
+
+
+@dataclass(frozen=True, slots=True)
+class FDE:
+    """A function descriptor: v1/v2 record, or v3 index entry plus attribute record."""
+
+    start: int  # the stored start field: section-relative or (PCREL) field-relative
+    size: int
+    info: int
+    fres: tuple[FRE, ...] = ()
+    rep_size: int = 0
+    info2: int = 0  # v3 only
+    padding: int = 0  # v2 only (sfde_func_padding2)
+    fre_off: int = 0  # sfde_func_start_fre_off as stored
+    num_fres: int = 0  # as stored (v3: in the attribute record)
+    offset: int = field(default=-1, compare=False)  # position of the record in the section
+
+    @property
+    def fre_type(self) -> int:
+        return self.info & 0xF
+
+    @property
+    def pc_type(self) -> int:
+        return (self.info >> 4) & 1
+
+    @property
+    def pcmask(self) -> bool:
+        return self.pc_type == C.PCTYPE_MASK
+
+    @property
+    def pauth_key(self) -> int:
+        return (self.info >> 5) & 1
+
+    @property
+    def signal(self) -> bool:
+        """v3 signal-frame bit (bit 7 of info); meaningless in v1/v2."""
+        return bool(self.info & 0x80)
+
+    @property
+    def fde_type(self) -> int:
+        return self.info2 & 0x1F
+
+    def flex(self, version: int) -> bool:
+        return version >= C.VERSION_3 and self.fde_type == C.FDE_TYPE_FLEX
+
+
+def fde_info(fre_type: int, pcmask: bool = False, pauth_key: int = 0,
+             signal: bool = False) -> int:
+    return (int(signal) << 7) | ((pauth_key & 1) << 5) | (int(pcmask) << 4) | (fre_type & 0xF)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    header: Header
+    fdes: tuple[FDE, ...]
+    trailing: bytes = b""  # bytes after the FRE sub-section (zero padding when valid)
+
+    def start_field_offset(self, index: int, honour_fdeoff: bool = True) -> int:
+        """Section offset of FDE `index`'s start-address field.
+
+        libsframe (and so objdump) ignores fdeoff here; pass honour_fdeoff=False
+        to reproduce it.
+        """
+        base = self.header.fdes_start if honour_fdeoff else self.header.size
+        return base + index * self.header.fde_size
+
+    def func_start(self, index: int, section_vma: int = 0, honour_fdeoff: bool = True) -> int:
+        """The absolute start address of FDE `index`'s function."""
+        fde = self.fdes[index]
+        pc = section_vma + fde.start
+        if self.header.pcrel:
+            pc += self.start_field_offset(index, honour_fdeoff)
+        return pc
