@@ -1,0 +1,112 @@
+"""`sfcheck dump --json`: the same content as the text dump, as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DecodeError
+from ..format import constants as C
+from ..format import datawords as W
+from ..format.decode import Decoder, check_fde_array, check_fre_subsection
+from ..format.model import FDE, FRE, Header
+
+_U64 = (1 << 64) - 1
+
+
+def header_json(h: Header) -> dict[str, Any]:
+    flags = [name for bit, name in ((C.F_FDE_SORTED, "FDE_SORTED"),
+                                    (C.F_FRAME_POINTER, "FRAME_POINTER"),
+                                    (C.F_FDE_FUNC_START_PCREL, "FDE_FUNC_START_PCREL"))
+             if h.flags & bit]
+    return {
+        "version": h.version, "flags": h.flags, "flag_names": flags,
+        "abi": h.abi, "abi_name": C.ABI_NAMES.get(h.abi),
+        "big_endian": h.big_endian, "cfa_fixed_fp_offset": h.fixed_fp,
+        "cfa_fixed_ra_offset": h.fixed_ra, "auxhdr_len": len(h.auxhdr),
+        "num_fdes": h.num_fdes, "num_fres": h.num_fres, "fre_len": h.fre_len,
+        "fdeoff": h.fdeoff, "freoff": h.freoff,
+    }
+
+
+def _flex_rule(h: Header, ctl: W.Control, offset: int | None) -> dict[str, Any]:
+    return {"register": ctl.reg if ctl.reg_p else None, "cfa_relative": not ctl.reg_p,
+            "offset": offset, "deref": ctl.deref}
+
+
+def fre_json(h: Header, fde: FDE, fre: FRE, func_pc: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "offset": fre.offset, "start": fre.start,
+        "pc": fre.start if fde.pcmask else (func_pc + fre.start) & _U64,
+        "info": fre.info, "words": list(fre.words), "mangled_ra": fre.mangled_ra,
+        "ra_undefined": fre.ra_undefined,
+    }
+    if fre.ra_undefined:
+        return out
+    if fde.flex(h.version):
+        cfa_ctl, ra_ctl, fp_ctl = W.flex_controls(fre)
+        cfa = W.cfa_offset(h, fre, True)
+        out["cfa"] = None if cfa_ctl is None else _flex_rule(h, cfa_ctl, cfa)
+        fp = W.fp_offset(h, fre, True)
+        out["fp"] = None if fp_ctl is None or fp is None else _flex_rule(h, fp_ctl, fp)
+        if ra_ctl is None:
+            out["ra"] = {"fixed_cfa_offset": h.fixed_ra} if h.fixed_ra else None
+        elif W.flex_ra_padded(fre):
+            out["ra"] = "padding"
+        else:
+            out["ra"] = _flex_rule(h, ra_ctl, W.ra_offset(h, fre, True))
+        return out
+    out["cfa"] = {"base": "sp" if fre.base_sp else "fp", "offset": W.cfa_offset(h, fre, False)}
+    fp = W.fp_offset(h, fre, False)
+    out["fp"] = None if fp is None else _saved(h, fp)
+    ra = W.ra_offset(h, fre, False)
+    if h.fixed_ra != 0:
+        out["ra"] = {"fixed_cfa_offset": h.fixed_ra}
+    elif ra is None:
+        out["ra"] = None
+    elif ra == C.RA_OFFSET_INVALID:
+        out["ra"] = "padding"
+    else:
+        out["ra"] = _saved(h, ra)
+    return out
+
+
+def _saved(h: Header, value: int) -> dict[str, Any]:
+    reg = W.s390x_regnum(h, value)
+    return {"register": reg} if reg is not None else {"cfa_offset": value}
+
+
+def fde_json(dec: Decoder, index: int, fde: FDE, section_vma: int) -> dict[str, Any]:
+    h = dec.header
+    pc = section_vma + fde.start
+    if h.pcrel:  # as objdump does (ignores fdeoff); the validator flags fdeoff != 0
+        pc += h.size + index * h.fde_size
+    pc &= _U64
+    return {
+        "index": index, "offset": fde.offset, "pc": pc, "start_field": fde.start,
+        "size": fde.size, "info": fde.info, "fre_type": fde.fre_type,
+        "pc_type": "mask" if fde.pcmask else "inc", "rep_size": fde.rep_size,
+        "fde_type": ("flex" if fde.flex(h.version) else "default"),
+        "info2": fde.info2, "signal": h.version >= C.VERSION_3 and fde.signal,
+        "pauth_key": "B" if fde.pauth_key else "A", "fre_off": fde.fre_off,
+        "num_fres": fde.num_fres,
+        "fres": [fre_json(h, fde, fre, pc) for fre in fde.fres],
+    }
+
+
+def dump_json(data: bytes, section_vma: int = 0, name: str = ".sframe") -> dict[str, Any]:
+    """The section as a dict; a decode error is reported in "error" after what was read."""
+    out: dict[str, Any] = {"name": name, "vma": section_vma, "size": len(data),
+                           "header": None, "fdes": [], "error": None}
+    if not data:
+        return out
+    try:
+        dec = Decoder(data)
+        out["header"] = header_json(dec.header)
+        check_fde_array(dec.header, len(dec.data))
+        check_fre_subsection(dec.header, len(dec.data))
+        for i in range(dec.header.num_fdes):
+            out["fdes"].append(fde_json(dec, i, dec.fde(i), section_vma))
+    except DecodeError as exc:
+        out["error"] = {"message": exc.message, "offset": exc.offset,
+                        "structure": exc.structure, "field": exc.field}
+    return out
