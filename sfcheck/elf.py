@@ -1,0 +1,559 @@
+"""Find SFrame data, and the context needed to check it, in an ELF file.
+
+This layer knows nothing about the SFrame format itself (``sfcheck.format``
+decodes the bytes).  It locates ``.sframe`` sections and ``PT_GNU_SFRAME``
+segments, applies ``.rela.sframe`` in relocatable objects, and lists the
+executable address ranges that FDEs are expected to point into.
+
+Input is untrusted: every failure becomes an :class:`ElfError`.  pyelftools
+parses the ELF header; the section and program header tables are decoded with
+:mod:`struct` directly, because pyelftools reports unknown ``sh_type`` and
+``p_type`` values as bare ints (known ones as names that depend on the
+machine), and building its ``Section`` objects eagerly parses linked sections,
+so one broken unrelated section would make the whole file unreadable.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from elftools.common.exceptions import ELFError, ELFParseError
+from elftools.elf.elffile import ELFFile
+
+from sfcheck.errors import ElfError
+
+__all__ = [
+    "PT_GNU_SFRAME",
+    "SHT_GNU_SFRAME",
+    "ElfSFrameInfo",
+    "LoadSegment",
+    "SFrameSection",
+    "SFrameSegment",
+    "TextRange",
+    "is_elf",
+    "load_elf",
+]
+
+SHT_GNU_SFRAME = 0x6FFFFFF4
+PT_GNU_SFRAME = 0x6474E554
+
+ELF_MAGIC = b"\x7fELF"
+
+SHT_PROGBITS = 1
+SHT_SYMTAB = 2
+SHT_RELA = 4
+SHT_NOBITS = 8
+SHT_REL = 9
+SHT_DYNSYM = 11
+
+SHF_ALLOC = 0x2
+SHF_EXECINSTR = 0x4
+
+PT_LOAD = 1
+PF_X = 1
+
+SHN_UNDEF = 0
+SHN_LORESERVE = 0xFF00
+SHN_XINDEX = 0xFFFF
+PN_XNUM = 0xFFFF
+
+EM_S390 = 22
+EM_X86_64 = 62
+EM_AARCH64 = 183
+
+# Relocation types that can appear in .rela.sframe, per machine:
+# type -> (name, width in bytes, pc-relative).  A width of 0 means "*_NONE":
+# nothing to do.  Anything not listed is reported, never skipped, so a
+# relocation we do not understand cannot silently leave wrong addresses behind.
+_RELOC_TYPES: dict[int, dict[int, tuple[str, int, bool]]] = {
+    EM_X86_64: {
+        0: ("R_X86_64_NONE", 0, False),
+        1: ("R_X86_64_64", 8, False),
+        2: ("R_X86_64_PC32", 4, True),
+        10: ("R_X86_64_32", 4, False),
+        11: ("R_X86_64_32S", 4, False),
+        24: ("R_X86_64_PC64", 8, True),
+    },
+    EM_AARCH64: {
+        0: ("R_AARCH64_NONE", 0, False),
+        # 256 is the older spelling of the null relocation (R_AARCH64_NULL /
+        # R_AARCH64_NONE depending on the binutils era); both mean "nothing".
+        256: ("R_AARCH64_NONE", 0, False),
+        257: ("R_AARCH64_ABS64", 8, False),
+        258: ("R_AARCH64_ABS32", 4, False),
+        260: ("R_AARCH64_PREL64", 8, True),
+        261: ("R_AARCH64_PREL32", 4, True),
+    },
+    EM_S390: {
+        0: ("R_390_NONE", 0, False),
+        4: ("R_390_32", 4, False),
+        5: ("R_390_PC32", 4, True),
+        22: ("R_390_64", 8, False),
+        23: ("R_390_PC64", 8, True),
+    },
+}
+
+# pyelftools raises its own ELFError/ELFParseError for most damage, but
+# garbage can also surface as any of these from inside its parsing code.
+_PARSE_ERRORS = (
+    ELFError,
+    ELFParseError,
+    struct.error,
+    ValueError,
+    IndexError,
+    KeyError,
+    AssertionError,
+    UnicodeDecodeError,
+    OverflowError,
+)
+
+
+@dataclass(frozen=True)
+class TextRange:
+    """An executable address range FDEs may point into."""
+
+    name: str  # section name, or "PT_LOAD[i]" (i = program header index)
+    start: int
+    end: int  # exclusive
+
+
+@dataclass(frozen=True)
+class SFrameSection:
+    """An SFrame section, with its bytes (relocated in ET_REL files)."""
+
+    name: str
+    index: int
+    sh_type: int  # SHT_PROGBITS before binutils 2.45, SHT_GNU_SFRAME after
+    sh_flags: int
+    vma: int
+    offset: int
+    size: int
+    data: bytes  # relocated contents (== raw_data for linked files)
+    relocations: int  # number of relocations applied
+    raw_data: bytes  # contents as stored in the file
+
+
+@dataclass(frozen=True)
+class SFrameSegment:
+    """A PT_GNU_SFRAME program header."""
+
+    index: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class LoadSegment:
+    """A PT_LOAD program header (flags: PF_X=1, PF_W=2, PF_R=4)."""
+
+    index: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class ElfSFrameInfo:
+    """Everything the SFrame checker needs to know about one ELF file."""
+
+    path: str
+    e_type: str
+    e_machine: str
+    machine: int
+    little_endian: bool
+    elfclass: int
+    sections: tuple[SFrameSection, ...]
+    sframe_segments: tuple[SFrameSegment, ...]
+    load_segments: tuple[LoadSegment, ...]
+    text_ranges: tuple[TextRange, ...]
+
+
+@dataclass(frozen=True)
+class _Shdr:
+    """A section header as stored (all fields numeric)."""
+
+    index: int
+    name_off: int
+    type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+
+
+@dataclass(frozen=True)
+class _Phdr:
+    """A program header as stored."""
+
+    index: int
+    type: int
+    flags: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+
+
+def is_elf(data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> bool:
+    """Cheap check of the ELF magic; unreadable paths are simply "not ELF"."""
+    if isinstance(data_or_path, bytes | bytearray | memoryview):
+        return bytes(data_or_path[:4]) == ELF_MAGIC
+    try:
+        with open(data_or_path, "rb") as f:
+            return f.read(4) == ELF_MAGIC
+    except OSError:
+        return False
+
+
+def load_elf(
+    source: str | os.PathLike[str] | bytes | bytearray | memoryview, name: str | None = None
+) -> ElfSFrameInfo:
+    """Read an ELF file (path or bytes) and return its SFrame data and context.
+
+    ``name`` labels the input in the result and in error messages (it defaults
+    to the path, or ``"<bytes>"``).  Raises :class:`ElfError` on any problem.
+    """
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+        label = name if name is not None else "<bytes>"
+    else:
+        label = name if name is not None else os.fspath(source)
+        try:
+            # Read everything once: all later reads are bounds-checked slices,
+            # so a lying size field can never make us allocate or seek wildly.
+            with open(source, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise ElfError(f"cannot read file: {exc.strerror or exc}", label) from None
+
+    if not data.startswith(ELF_MAGIC):
+        raise ElfError("not an ELF file", label)
+    try:
+        return _Loader(data, label).load()
+    except ElfError:
+        raise
+    except _PARSE_ERRORS as exc:
+        # `from None`: callers get one clean ElfError, not a pyelftools chain.
+        raise ElfError(f"cannot parse ELF: {type(exc).__name__}: {exc}", label) from None
+
+
+class _Loader:
+    """One load_elf() call: the file bytes plus the decoded header tables."""
+
+    def __init__(self, data: bytes, label: str) -> None:
+        self.data = data
+        self.label = label
+        # Say plainly that the header is cut short; pyelftools would only
+        # report "expected 8, found 3" from deep inside its struct parser.
+        ehsize = {1: 52, 2: 64}.get(data[4] if len(data) > 4 else 0)
+        if ehsize is not None and len(data) < ehsize:
+            raise self._fail(
+                f"cannot parse ELF: file too short for the ELF header "
+                f"({len(data)} bytes, need {ehsize})"
+            )
+        # Raises ELFError/ELFParseError on a bad class/data byte or a
+        # truncated header; load_elf converts those.
+        self.elf = ELFFile(io.BytesIO(data))
+        self.little = bool(self.elf.little_endian)
+        self.elfclass = int(self.elf.elfclass)
+        self.order = "<" if self.little else ">"
+        self.byteorder: Literal["little", "big"] = "little" if self.little else "big"
+        self.machine = struct.unpack_from(self.order + "H", data, 18)[0]
+
+    # -- helpers ---------------------------------------------------------
+
+    def _fail(self, message: str) -> ElfError:
+        return ElfError(message, self.label)
+
+    def _table_check(self, what: str, off: int, num: int, entsize: int, minsize: int) -> None:
+        """Make sure a header table lies inside the file before reading it."""
+        if num == 0:
+            return
+        if entsize < minsize:
+            raise self._fail(f"cannot parse ELF: {what} entry size {entsize} < {minsize}")
+        end = off + num * entsize
+        if end > len(self.data):
+            raise self._fail(
+                f"cannot parse ELF: {what} at offset {off:#x} ({num} x {entsize} bytes) "
+                f"runs past end of file ({len(self.data):#x} bytes)"
+            )
+
+    def _section_bytes(self, sh: _Shdr, name: str, prefix: str = "") -> bytes:
+        """The stored contents of a section, after checking they exist."""
+        if sh.type == SHT_NOBITS or sh.size == 0:
+            return b""
+        if sh.offset + sh.size > len(self.data):
+            raise self._fail(
+                f"{prefix}section {name} [{sh.index}] at offset {sh.offset:#x} with size "
+                f"{sh.size:#x} runs past end of file ({len(self.data):#x} bytes)"
+            )
+        return self.data[sh.offset : sh.offset + sh.size]
+
+    # -- header tables ---------------------------------------------------
+
+    def _parse_shdr(self, index: int, off: int) -> _Shdr:
+        if self.elfclass == 64:
+            fields = struct.unpack_from(self.order + "IIQQQQIIQQ", self.data, off)
+        else:
+            fields = struct.unpack_from(self.order + "IIIIIIIIII", self.data, off)
+        name_off, sh_type, flags, addr, offset, size, link, info, _align, entsize = fields
+        return _Shdr(index, name_off, sh_type, flags, addr, offset, size, link, info, entsize)
+
+    def _section_headers(self) -> list[_Shdr]:
+        shoff = self.elf["e_shoff"]
+        shentsize = self.elf["e_shentsize"]
+        shnum = self.elf["e_shnum"]
+        minsize = 64 if self.elfclass == 64 else 40
+        if shoff == 0:
+            return []
+        # Extended numbering: e_shnum == 0 means "the count is in section 0's
+        # sh_size" (more than 0xff00 sections).
+        self._table_check("section header table", shoff, 1, shentsize, minsize)
+        if shnum == 0:
+            shnum = self._parse_shdr(0, shoff).size
+        self._table_check("section header table", shoff, shnum, shentsize, minsize)
+        return [self._parse_shdr(i, shoff + i * shentsize) for i in range(shnum)]
+
+    def _section_names(self, shdrs: list[_Shdr]) -> list[str]:
+        if not shdrs:
+            return []
+        shstrndx = self.elf["e_shstrndx"]
+        if shstrndx == SHN_XINDEX:
+            shstrndx = shdrs[0].link
+        if shstrndx == SHN_UNDEF:
+            return [""] * len(shdrs)  # no section name table: nothing has a name
+        if shstrndx >= len(shdrs):
+            raise self._fail(
+                f"cannot parse ELF: e_shstrndx {shstrndx} out of range ({len(shdrs)} sections)"
+            )
+        strtab_hdr = shdrs[shstrndx]
+        if strtab_hdr.type == SHT_NOBITS:
+            raise self._fail("cannot parse ELF: section name table has no contents (SHT_NOBITS)")
+        strtab = self._section_bytes(strtab_hdr, "name table", "cannot parse ELF: ")
+        names = []
+        for sh in shdrs:
+            if sh.name_off == 0 and not strtab:
+                names.append("")
+                continue
+            if sh.name_off >= len(strtab):
+                raise self._fail(
+                    f"cannot parse ELF: section [{sh.index}] name offset {sh.name_off:#x} "
+                    f"outside section name table ({len(strtab):#x} bytes)"
+                )
+            end = strtab.find(b"\0", sh.name_off)
+            raw = strtab[sh.name_off : end if end >= 0 else len(strtab)]
+            # Names only matter for matching ".sframe"; don't reject odd bytes.
+            names.append(raw.decode("utf-8", errors="replace"))
+        return names
+
+    def _program_headers(self, shdrs: list[_Shdr]) -> list[_Phdr]:
+        phoff = self.elf["e_phoff"]
+        phentsize = self.elf["e_phentsize"]
+        phnum = self.elf["e_phnum"]
+        if phnum == PN_XNUM and shdrs:
+            phnum = shdrs[0].info  # extended numbering
+        if phnum == 0:
+            return []
+        minsize = 56 if self.elfclass == 64 else 32
+        self._table_check("program header table", phoff, phnum, phentsize, minsize)
+        out = []
+        for i in range(phnum):
+            off = phoff + i * phentsize
+            if self.elfclass == 64:
+                p_type, flags, offset, vaddr, _pa, filesz, memsz, _al = struct.unpack_from(
+                    self.order + "IIQQQQQQ", self.data, off
+                )
+            else:
+                p_type, offset, vaddr, _pa, filesz, memsz, flags, _al = struct.unpack_from(
+                    self.order + "IIIIIIII", self.data, off
+                )
+            out.append(_Phdr(i, p_type, flags, offset, vaddr, filesz, memsz))
+        return out
+
+    # -- relocation ------------------------------------------------------
+
+    def _iter_relocs(self, rs: _Shdr, name: str) -> Iterator[tuple[int, int, int, int | None]]:
+        """Yield (r_offset, symbol index, type, addend or None for REL)."""
+        rela = rs.type == SHT_RELA
+        # Elf{32,64}_Rel{,a}: r_offset, r_info[, r_addend]
+        fmt = {(64, True): "QQq", (64, False): "QQ", (32, True): "IIi", (32, False): "II"}[
+            (self.elfclass, rela)
+        ]
+        size = struct.calcsize(self.order + fmt)
+        if rs.entsize not in (0, size):
+            raise self._fail(f"relocation section {name} has sh_entsize {rs.entsize}, not {size}")
+        if rs.size % size:
+            raise self._fail(
+                f"relocation section {name} size {rs.size:#x} is not a multiple of {size}"
+            )
+        raw = self._section_bytes(rs, name)
+        for entry in struct.iter_unpack(self.order + fmt, raw):
+            r_offset, r_info = entry[0], entry[1]
+            addend = entry[2] if rela else None
+            if self.elfclass == 64:
+                yield r_offset, r_info >> 32, r_info & 0xFFFFFFFF, addend
+            else:
+                yield r_offset, r_info >> 8, r_info & 0xFF, addend
+
+    def _symbol_value(
+        self, shdrs: list[_Shdr], names: list[str], symtab_index: int, sym: int, where: str
+    ) -> int:
+        """S for a relocation: st_value, plus its section's address if it has one."""
+        if sym == 0:
+            return 0  # STN_UNDEF
+        if not 0 < symtab_index < len(shdrs) or shdrs[symtab_index].type not in (
+            SHT_SYMTAB,
+            SHT_DYNSYM,
+        ):
+            raise self._fail(f"{where}: symbol {sym} but sh_link {symtab_index} is no symbol table")
+        st = shdrs[symtab_index]
+        symtab = self._section_bytes(st, names[symtab_index])
+        entsize = 24 if self.elfclass == 64 else 16
+        if (sym + 1) * entsize > len(symtab):
+            raise self._fail(
+                f"{where}: bad symbol index {sym} "
+                f"({len(symtab) // entsize} symbols in {names[symtab_index]})"
+            )
+        if self.elfclass == 64:
+            _n, _i, _o, shndx, value, _s = struct.unpack_from(
+                self.order + "IBBHQQ", symtab, sym * entsize
+            )
+        else:
+            _n, value, _s, _i, _o, shndx = struct.unpack_from(
+                self.order + "IIIBBH", symtab, sym * entsize
+            )
+        if SHN_UNDEF < shndx < SHN_LORESERVE:
+            if shndx >= len(shdrs):
+                raise self._fail(f"{where}: symbol {sym} refers to missing section {shndx}")
+            # Section symbols (and symbols defined in a section) are relative
+            # to that section; in .o files sh_addr is 0, but be general.
+            value += shdrs[shndx].addr
+        # SHN_ABS/SHN_COMMON/SHN_XINDEX: use st_value as is (SHN_XINDEX would
+        # need .symtab_shndx; SFrame relocations never use such symbols).
+        return value
+
+    def _relocate(
+        self, sf: _Shdr, raw: bytes, shdrs: list[_Shdr], names: list[str]
+    ) -> tuple[bytes, int]:
+        """Apply every REL/RELA section targeting ``sf`` to a copy of ``raw``."""
+        buf = bytearray(raw)
+        applied = 0
+        types = _RELOC_TYPES.get(self.machine, {})
+        for rs in shdrs:
+            if rs.type not in (SHT_REL, SHT_RELA) or rs.info != sf.index:
+                continue
+            rname = names[rs.index] or f"#{rs.index}"
+            for j, (r_offset, sym, rtype, addend) in enumerate(self._iter_relocs(rs, rname)):
+                kind = types.get(rtype)
+                if kind is None:
+                    raise self._fail(
+                        f"{rname}: relocation {j}: unsupported relocation type {rtype} "
+                        f"for machine {self.machine}"
+                    )
+                tname, width, pcrel = kind
+                where = f"{rname}: relocation {j} ({tname})"
+                if width == 0:
+                    continue  # *_NONE
+                if r_offset + width > len(buf):
+                    raise self._fail(
+                        f"{where}: r_offset {r_offset:#x} + {width} outside section "
+                        f"{names[sf.index]} (size {len(buf):#x})"
+                    )
+                s = self._symbol_value(shdrs, names, rs.link, sym, where)
+                if addend is None:  # REL: the addend is what is stored in place
+                    addend = int.from_bytes(
+                        buf[r_offset : r_offset + width], self.byteorder, signed=True
+                    )
+                value = s + addend
+                if pcrel:
+                    value -= sf.addr + r_offset
+                mask = (1 << (8 * width)) - 1
+                buf[r_offset : r_offset + width] = (value & mask).to_bytes(width, self.byteorder)
+                applied += 1
+        return bytes(buf), applied
+
+    # -- main ------------------------------------------------------------
+
+    def load(self) -> ElfSFrameInfo:
+        shdrs = self._section_headers()
+        names = self._section_names(shdrs)
+        phdrs = self._program_headers(shdrs)
+        e_type = self.elf["e_type"]
+        e_machine = self.elf["e_machine"]
+        is_rel = e_type == "ET_REL"
+
+        sections = []
+        for sh, name in zip(shdrs, names, strict=True):
+            if sh.index == 0 or not (name == ".sframe" or sh.type == SHT_GNU_SFRAME):
+                continue
+            raw = self._section_bytes(sh, name)
+            data, count = raw, 0
+            if is_rel and raw:
+                data, count = self._relocate(sh, raw, shdrs, names)
+            sections.append(
+                SFrameSection(
+                    name=name,
+                    index=sh.index,
+                    sh_type=sh.type,
+                    sh_flags=sh.flags,
+                    vma=sh.addr,
+                    offset=sh.offset,
+                    size=sh.size,
+                    data=data,
+                    relocations=count,
+                    raw_data=raw,
+                )
+            )
+
+        sframe_segments = tuple(
+            SFrameSegment(p.index, p.offset, p.vaddr, p.filesz, p.memsz, p.flags)
+            for p in phdrs
+            if p.type == PT_GNU_SFRAME
+        )
+        load_segments = tuple(
+            LoadSegment(p.index, p.offset, p.vaddr, p.filesz, p.memsz, p.flags)
+            for p in phdrs
+            if p.type == PT_LOAD
+        )
+
+        if shdrs:
+            ranges = [
+                TextRange(name, sh.addr, sh.addr + sh.size)
+                for sh, name in zip(shdrs, names, strict=True)
+                if sh.flags & SHF_EXECINSTR and sh.flags & SHF_ALLOC and sh.size > 0
+            ]
+        else:
+            # No section headers (e.g. stripped with sstrip): executable
+            # PT_LOAD segments are the best description of the text.
+            ranges = [
+                TextRange(f"PT_LOAD[{seg.index}]", seg.vaddr, seg.vaddr + seg.memsz)
+                for seg in load_segments
+                if seg.flags & PF_X and seg.memsz > 0
+            ]
+        ranges.sort(key=lambda r: (r.start, r.end, r.name))
+
+        return ElfSFrameInfo(
+            path=self.label,
+            e_type=e_type if isinstance(e_type, str) else f"{e_type:#x}",
+            e_machine=e_machine if isinstance(e_machine, str) else f"{e_machine:#x}",
+            machine=self.machine,
+            little_endian=self.little,
+            elfclass=self.elfclass,
+            sections=tuple(sections),
+            sframe_segments=sframe_segments,
+            load_segments=load_segments,
+            text_ranges=tuple(ranges),
+        )
