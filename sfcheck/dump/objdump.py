@@ -94,10 +94,8 @@ def _simple_row(h: Header, fre: FRE) -> str:
 def _flex_row(h: Header, fre: FRE) -> str:
     cfa_ctl, ra_ctl, fp_ctl = W.flex_controls(fre)
     cfa = W.cfa_offset(h, fre, True)
-    if cfa_ctl is None or cfa is None:
-        text = "u"  # libsframe asserts here; a validator rule reports it
-    else:
-        text = _disp(h.abi, cfa_ctl, cfa)
+    # libsframe asserts on a flex FRE without a CFA pair; a validator rule reports it.
+    text = "u" if cfa_ctl is None or cfa is None else _disp(h.abi, cfa_ctl, cfa)
     row = f"  {text:<10}"
     fp = W.fp_offset(h, fre, True)
     text = "u" if fp_ctl is None or fp is None else _disp(h.abi, fp_ctl, fp)

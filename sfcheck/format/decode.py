@@ -85,6 +85,9 @@ class Decoder:
         h = self.header
         self._fde_struct = _struct(h.big_endian, _FDE_FMT[h.version])
         self._attr_struct = _struct(h.big_endian, _ATTR_FMT)
+        # FREs are read up to the claimed end of the FRE sub-section, but never
+        # past the bytes that exist, whatever fre_len says.
+        self.fre_limit = min(h.fres_end, len(self.data))
 
     def __len__(self) -> int:
         return self.header.num_fdes
@@ -102,7 +105,8 @@ class Decoder:
         if h.version == C.VERSION_3:
             start, size, fre_off = vals
             attr_off = h.fres_start + fre_off
-            if fre_off + C.V3_ATTR_SIZE > h.fre_len:
+            if (fre_off + C.V3_ATTR_SIZE > h.fre_len
+                    or attr_off + C.V3_ATTR_SIZE > self.fre_limit):
                 raise DecodeError(
                     f"{what}: attribute record at FRE offset {fre_off:#x} does not fit in the "
                     f"{h.fre_len:#x}-byte FRE sub-section", off + 12, what,
@@ -137,7 +141,7 @@ class Decoder:
         if asz is None:
             raise DecodeError(f"{where}: FRE type {fre_type} is not one of 0, 1, 2",
                               self.fde_offset(index), where, "info")
-        limit = h.fres_end
+        limit = self.fre_limit
         if count * (asz + 1) > limit - pos:
             raise DecodeError(
                 f"{where}: {count} FREs need at least {count * (asz + 1):#x} bytes from "
