@@ -1,0 +1,169 @@
+"""The executable and shared objects mapped in a core: load bias, SFrame tables, symbols."""
+
+from __future__ import annotations
+
+import io
+import os
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from elftools.elf.elffile import ELFFile
+
+from ..elf import ElfSFrameInfo, load_elf
+from ..errors import ElfError
+from .core import AT_ENTRY, CoreFile, FileMapping
+from .table import SFrameTable
+
+_SYMBOL_ERRORS = (Exception,)  # pyelftools can raise nearly anything on a damaged symtab
+
+
+@dataclass
+class Module:
+    """One mapped ELF file. `path` is as the core names it; `local` where we read it."""
+
+    path: str
+    local: str | None
+    start: int  # lowest mapped address
+    end: int
+    bias: int | None = None
+    info: ElfSFrameInfo | None = None
+    tables: list[SFrameTable] = field(default_factory=list)
+    error: str | None = None  # why the file (or its SFrame data) could not be used
+    is_exe: bool = False
+    _symbols: Symbols | None = None
+
+    def symbolize(self, pc: int) -> tuple[str, int] | None:
+        if self._symbols is None:
+            self._symbols = Symbols.load(self.local) if self.local else Symbols([])
+        if self.bias is None:
+            return None
+        return self._symbols.find(pc - self.bias)
+
+
+class Symbols:
+    """Function symbols of one file (link-time addresses), `.symtab` and `.dynsym`."""
+
+    def __init__(self, syms: list[tuple[int, int, str]]) -> None:
+        syms.sort()
+        self._syms = syms
+        self._starts = [s[0] for s in syms]
+
+    @classmethod
+    def load(cls, path: str) -> Symbols:
+        out: list[tuple[int, int, str]] = []
+        try:
+            with open(path, "rb") as f:
+                elf = ELFFile(io.BytesIO(f.read()))
+            for secname in (".symtab", ".dynsym"):
+                sec = elf.get_section_by_name(secname)
+                if sec is None or not hasattr(sec, "iter_symbols"):
+                    continue
+                for sym in sec.iter_symbols():
+                    if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and \
+                            sym["st_value"] and sym.name:
+                        out.append((sym["st_value"], sym["st_size"], sym.name))
+        except _SYMBOL_ERRORS:
+            pass  # symbols are a nicety; a broken table just means "??"
+        return cls(out)
+
+    def find(self, addr: int) -> tuple[str, int] | None:
+        """(name, offset) of the function containing `addr` (size-0 symbols: nearest below)."""
+        i = bisect_right(self._starts, addr) - 1
+        # Several symbols may share a start (aliases); walk back a little for a sized one.
+        for k in range(i, max(i - 8, -1), -1):
+            start, size, name = self._syms[k]
+            if start <= addr < start + size or (size == 0 and k == i):
+                return name, addr - start
+        return None
+
+
+def _bias(info: ElfSFrameInfo, maps: list[FileMapping]) -> int | None:
+    """runtime - link-time, from a mapping that holds the file offset of a PT_LOAD."""
+    for seg in sorted(info.load_segments, key=lambda s: s.offset):
+        for m in maps:
+            if m.file_offset <= seg.offset < m.file_offset + (m.end - m.start):
+                return m.start + (seg.offset - m.file_offset) - seg.vaddr
+    return None
+
+
+def make_resolver(sysroot: str | None, overrides: dict[str, str]) -> Callable[[str], str | None]:
+    def resolve(path: str) -> str | None:
+        if path in overrides:
+            return overrides[path]
+        if not path.startswith("/"):
+            return None  # "[vdso]", anonymous names, "(deleted)" leftovers
+        local = os.path.join(sysroot, path.lstrip("/")) if sysroot else path
+        return local if os.path.isfile(local) else None
+    return resolve
+
+
+def exe_mapping_path(core: CoreFile) -> str | None:
+    """The NT_FILE path of the main executable: the file mapped at AT_ENTRY."""
+    entry = core.auxv.get(AT_ENTRY)
+    if entry is None:
+        return None
+    for m in core.mappings:
+        if m.start <= entry < m.end:
+            return m.path
+    return None
+
+
+def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
+    """Every file-backed mapping of the core as a Module, with SFrame tables loaded.
+
+    When the core has no NT_FILE note, `exe` alone is loaded and its bias is
+    taken from AT_ENTRY.
+    """
+    by_path: dict[str, list[FileMapping]] = {}
+    for m in core.mappings:
+        by_path.setdefault(m.path, []).append(m)
+    exe_path = exe_mapping_path(core)
+    modules = []
+    for path, maps in by_path.items():
+        local = core.path_resolver(path)
+        mod = Module(path, local, min(m.start for m in maps), max(m.end for m in maps),
+                     is_exe=path == exe_path)
+        _load(mod, maps)
+        modules.append(mod)
+    if not by_path and exe is not None:
+        mod = Module(exe, exe, 0, 0, is_exe=True)
+        _load(mod, [])
+        if mod.info is not None and AT_ENTRY in core.auxv:
+            try:
+                with open(exe, "rb") as f:
+                    e_entry = ELFFile(io.BytesIO(f.read()))["e_entry"]
+                mod.bias = core.auxv[AT_ENTRY] - e_entry
+                _add_tables(mod)
+            except _SYMBOL_ERRORS as exc:
+                mod.error = f"cannot read e_entry: {exc}"
+        modules.append(mod)
+    modules.sort(key=lambda m: m.start)
+    return modules
+
+
+def _load(mod: Module, maps: list[FileMapping]) -> None:
+    if mod.local is None:
+        mod.error = "file not found" if mod.path.startswith("/") else "not a file"
+        return
+    try:
+        mod.info = load_elf(mod.local)
+    except ElfError as exc:
+        mod.error = exc.message
+        return
+    if maps:
+        mod.bias = _bias(mod.info, maps)
+        if mod.bias is None:
+            mod.error = "no PT_LOAD matches its mappings (a different file than the core's?)"
+            return
+        _add_tables(mod)
+
+
+def _add_tables(mod: Module) -> None:
+    assert mod.info is not None and mod.bias is not None
+    ranges = [(r.start, r.end) for r in mod.info.text_ranges]
+    for sec in mod.info.sections:
+        if not sec.data:
+            continue  # a zero-size SFrame section means "no data" (mold issue #1646)
+        mod.tables.append(SFrameTable(sec.data, sec.vma, mod.bias, ranges,
+                                      name=f"{mod.path}:{sec.name}"))

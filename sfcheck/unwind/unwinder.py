@@ -1,0 +1,349 @@
+"""Walk a stack with SFrame data alone.
+
+The step rules follow the kernel's user-space SFrame unwinder
+(kernel/unwind/user.c, V3 series): CFA from SP/FP (or, in v3 flex FREs, any
+register, possibly dereferenced), RA and FP recovered relative to the CFA, and
+the walk stops when the CFA does not move up, is misaligned, or memory cannot
+be read. Two deliberate differences, both what a debugger does:
+
+* caller frames are looked up at PC-1 (a return address can sit just past the
+  end of a function that ends in a noreturn call); the reported PC is the
+  return address itself;
+* registers other than SP/FP/RA are only known in the innermost frame, so a
+  rule that needs one in an outer frame stops the walk ("register
+  unavailable") instead of guessing.
+
+Termination: every successful step strictly raises SP (the innermost frame may
+keep it), SP is bounded by 2**64, and the frame cap bounds the rest.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..format import constants as C
+from ..format.datawords import s390x_regnum
+from ..format.model import FRE, Header
+from .abi import ABIS, Abi
+from .memory import ADDR_MASK, Memory, read_word
+from .table import Miss, Row, SFrameTable, TableSet
+
+DEFAULT_MAX_FRAMES = 512
+
+
+class StopReason(enum.Enum):
+    """Why a walk ended. The values are stable strings (CLI and JSON output)."""
+
+    OUTERMOST = "outermost frame"
+    NO_FDE = "no FDE for PC"
+    NO_FRE = "no FRE for PC"
+    CFA_NOT_UP = "CFA not moving up"
+    UNREADABLE = "unreadable memory"
+    FRAME_CAP = "frame cap"
+    MALFORMED = "malformed data"
+    MISALIGNED_CFA = "misaligned CFA"
+    FP_BELOW_SP = "FP below SP"
+    REGISTER_UNAVAILABLE = "register unavailable"
+
+    @property
+    def is_error(self) -> bool:
+        """False for the ways a sound walk ends: the outermost frame, code without
+        SFrame (e.g. a libc built without it), and the caller's frame cap."""
+        return self not in (StopReason.OUTERMOST, StopReason.NO_FDE, StopReason.FRAME_CAP)
+
+
+@dataclass(frozen=True, slots=True)
+class Registers:
+    """The innermost frame's registers. `ra` is the link register where the ABI
+    has one (aarch64 x30, s390x r14); `others` maps DWARF numbers to values for
+    flex rules that name other registers."""
+
+    pc: int
+    sp: int
+    fp: int
+    ra: int | None = None
+    others: Mapping[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One frame. `sp` is the frame's stack pointer (the callee's CFA for outer
+    frames); `cfa`, `section`, `fde`, `fre` describe the row used to unwind out
+    of this frame (None when the walk stopped before finding one)."""
+
+    index: int
+    pc: int
+    sp: int
+    fp: int
+    cfa: int | None = None
+    section: str | None = None
+    fde: int | None = None
+    fre: int | None = None
+    func_start: int | None = None
+    ra_mangled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    reason: StopReason
+    detail: str
+    pc: int
+    section: str | None = None
+    offset: int | None = None  # section offset of the malformed data, when known
+
+    def __str__(self) -> str:
+        return f"{self.reason.value}: {self.detail}" if self.detail else self.reason.value
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """value = (base register or CFA) + offset, then loaded from memory if deref."""
+
+    reg: int | None  # DWARF register; None means "the CFA"
+    offset: int
+    deref: bool
+
+
+class _StepFail(Exception):
+    def __init__(self, reason: StopReason, detail: str, offset: int | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.offset = offset
+
+
+class Walk:
+    """Iterate over the frames of one walk; `stop` is set once iteration ends.
+
+    >>> walk = unwinder.walk(regs)
+    >>> for frame in walk: ...
+    >>> walk.stop.reason
+    """
+
+    def __init__(self, unwinder: Unwinder, regs: Registers) -> None:
+        self._it = unwinder._frames(regs, self)
+        self.stop: Stop | None = None
+        self.frames: list[Frame] = []
+
+    def __iter__(self) -> Iterator[Frame]:
+        return self
+
+    def __next__(self) -> Frame:
+        frame = next(self._it)
+        self.frames.append(frame)
+        return frame
+
+    def run(self) -> Walk:
+        for _ in self:
+            pass
+        return self
+
+
+class Unwinder:
+    """Unwind through `tables` (one per loaded SFrame section) over `memory`.
+
+    `pac_mask`, when given, is cleared from return addresses whose FRE says the
+    RA is mangled (aarch64 pointer authentication); otherwise mangled RAs are
+    used as read and only flagged on the frame.
+    """
+
+    def __init__(self, tables: Sequence[SFrameTable] | TableSet, memory: Memory, *,
+                 max_frames: int = DEFAULT_MAX_FRAMES, abi: int | None = None,
+                 caller_pc_adjust: bool = True, pac_mask: int = 0) -> None:
+        if max_frames < 1:
+            raise ValueError("max_frames must be at least 1")
+        self.tables = tables if isinstance(tables, TableSet) else TableSet(tables)
+        self.memory = memory
+        self.max_frames = max_frames
+        self.caller_pc_adjust = caller_pc_adjust
+        self.pac_mask = pac_mask
+        if abi is None:
+            abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
+        self.abi: Abi = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+
+    def walk(self, regs: Registers) -> Walk:
+        return Walk(self, regs)
+
+    def unwind(self, regs: Registers) -> tuple[list[Frame], Stop]:
+        walk = self.walk(regs).run()
+        assert walk.stop is not None
+        return walk.frames, walk.stop
+
+    # -- the walk ----------------------------------------------------------
+
+    def _frames(self, regs: Registers, walk: Walk) -> Iterator[Frame]:
+        pc, sp, fp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK, regs.fp & ADDR_MASK
+        for index in range(self.max_frames):
+            topmost = index == 0
+            frame = Frame(index, pc, sp, fp)
+            lookup_pc = pc if topmost or not self.caller_pc_adjust else (pc - 1) & ADDR_MASK
+            table = self.tables.find(lookup_pc)
+            if table is None:
+                walk.stop = Stop(StopReason.NO_FDE, f"{pc:#x} is in no SFrame section's text",
+                                 pc)
+                yield frame
+                return
+            got = table.lookup(lookup_pc)
+            if isinstance(got, Miss):
+                frame = replace(frame, section=table.name, fde=got.fde_index)
+                walk.stop = Stop(_MISS_REASON[got.kind], got.message, pc, table.name,
+                                 got.offset)
+                yield frame
+                return
+            frame = replace(frame, section=table.name, fde=got.fde_index, fre=got.fre_index,
+                            func_start=got.func_start, ra_mangled=got.fre.mangled_ra)
+            try:
+                cfa, ra, new_fp = self._step(table, got, regs if topmost else None, sp, fp)
+            except _StepFail as exc:
+                walk.stop = Stop(exc.reason, exc.detail, pc, table.name, exc.offset)
+                yield frame
+                return
+            yield replace(frame, cfa=cfa)
+            pc, sp, fp = ra, cfa, new_fp
+        walk.stop = Stop(StopReason.FRAME_CAP, f"stopped after {self.max_frames} frames", pc)
+
+    def _step(self, table: SFrameTable, row: Row, top: Registers | None, sp: int,
+              fp: int) -> tuple[int, int, int]:
+        """(CFA, RA, FP) of the caller; `top` is set only for the innermost frame."""
+        h = table.header
+        assert h is not None
+        fre = row.fre
+        where = f"FDE[{row.fde_index}].FRE[{row.fre_index}]"
+        if fre.count == 0:
+            if h.version == C.VERSION_1:
+                raise _StepFail(StopReason.MALFORMED, f"{table.name}: {where} has no data "
+                                "words (no CFA rule)", fre.offset)
+            raise _StepFail(StopReason.OUTERMOST, f"{where}: RA undefined")
+        flex = row.fde.flex(h.version)
+        if h.version >= C.VERSION_3 and row.fde.fde_type not in (C.FDE_TYPE_DEFAULT,
+                                                                  C.FDE_TYPE_FLEX):
+            raise _StepFail(StopReason.MALFORMED, f"{table.name}: FDE[{row.fde_index}] has "
+                            f"unknown FDE type {row.fde.fde_type}", row.fde.offset)
+        try:
+            cfa_rule, ra_rule, fp_rule = (_flex_rules(h, fre, self.abi) if flex
+                                          else _default_rules(h, fre, self.abi))
+        except ValueError as exc:
+            raise _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}",
+                            fre.offset) from None
+
+        ws, big = self.abi.word_size, h.big_endian
+
+        def reg(num: int) -> int:
+            if num == self.abi.sp:
+                return sp
+            if num == self.abi.fp:
+                return fp
+            if top is not None:
+                if num == self.abi.ra and top.ra is not None:
+                    return top.ra & ADDR_MASK
+                if num in top.others:
+                    return top.others[num] & ADDR_MASK
+            raise _StepFail(StopReason.REGISTER_UNAVAILABLE,
+                            f"{where}: needs DWARF register {num}, unknown in this frame")
+
+        def load(addr: int, what: str) -> int:
+            value = read_word(self.memory, addr, ws, big)
+            if value is None:
+                raise _StepFail(StopReason.UNREADABLE,
+                                f"{where}: cannot read {what} at {addr & ADDR_MASK:#x}")
+            return value
+
+        assert cfa_rule.reg is not None
+        if cfa_rule.reg == self.abi.fp and fp < sp:
+            raise _StepFail(StopReason.FP_BELOW_SP,
+                            f"{where}: CFA is FP-based but FP {fp:#x} < SP {sp:#x}")
+        cfa = (reg(cfa_rule.reg) + cfa_rule.offset) & ADDR_MASK
+        if cfa_rule.deref:
+            cfa = load(cfa, "the CFA")
+        # Progress: the CFA must be above SP (the innermost frame may keep SP).
+        if cfa < sp or (cfa == sp and top is None):
+            raise _StepFail(StopReason.CFA_NOT_UP,
+                            f"{where}: CFA {cfa:#x} is not above SP {sp:#x}")
+        if cfa % ws:
+            raise _StepFail(StopReason.MISALIGNED_CFA,
+                            f"{where}: CFA {cfa:#x} is not {ws}-byte aligned")
+
+        def apply(rule: _Rule | None, current: int | None, what: str) -> int:
+            if rule is None:  # not saved: still in its register
+                if current is None:
+                    raise _StepFail(StopReason.REGISTER_UNAVAILABLE,
+                                    f"{where}: {what} was not saved and its register is "
+                                    "unknown in this frame")
+                return current
+            base = cfa if rule.reg is None else reg(rule.reg)
+            value = (base + rule.offset) & ADDR_MASK
+            return load(value, f"the saved {what}") if rule.deref else value
+
+        ra_now = None
+        if top is not None and self.abi.ra is not None and top.ra is not None:
+            ra_now = top.ra & ADDR_MASK
+        ra = apply(ra_rule, ra_now, "RA")
+        if fre.mangled_ra and self.pac_mask:
+            ra &= ~self.pac_mask & ADDR_MASK
+        new_fp = apply(fp_rule, fp, "FP")
+        return cfa, ra, new_fp
+
+
+_MISS_REASON = {
+    "no-fde": StopReason.NO_FDE,
+    "no-fre": StopReason.NO_FRE,
+    "outermost": StopReason.OUTERMOST,
+    "malformed": StopReason.MALFORMED,
+}
+
+
+def _cfa_offset(h: Header, value: int) -> int:
+    return C.s390x_cfa_decode(value) if h.abi == C.ABI_S390X_BE else value
+
+
+def _default_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Rule | None]:
+    """DEFAULT FREs: w0 CFA; then RA unless the header fixes it; then FP unless fixed."""
+    words = list(fre.words)
+    cfa = _Rule(abi.sp if fre.base_sp else abi.fp, _cfa_offset(h, words.pop(0)), False)
+    ra_off: int | None = h.fixed_ra or None
+    if ra_off is None and words:
+        ra_off = words.pop(0)
+    fp_off: int | None = h.fixed_fp or None
+    if fp_off is None and words:
+        fp_off = words.pop(0)
+    if words:
+        raise ValueError(f"{fre.count} data words, {len(words)} more than the ABI uses")
+    return cfa, _saved(h, ra_off), _saved(h, fp_off)
+
+
+def _saved(h: Header, off: int | None) -> _Rule | None:
+    """A DEFAULT RA/FP word: a CFA-relative slot, or (s390x) not saved / in a register."""
+    if off is None or off == C.RA_OFFSET_INVALID:  # 0 is s390x padding: not saved
+        return None
+    regnum = s390x_regnum(h, off)
+    if regnum is not None:  # v2 s390x: the value lives in another register
+        return _Rule(regnum, 0, False)
+    return _Rule(None, off, True)
+
+
+def _flex_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Rule | None]:
+    """FLEX FREs: (control, offset) pairs for CFA, then RA, then FP; a zero control
+    word is a single padding word meaning "no rule" (kernel __read_flex_fde_fre_datawords)."""
+    mask = (1 << (8 * fre.word_size)) - 1
+    words = list(fre.words)
+    if len(words) < 2:
+        raise ValueError(f"flex FRE with {len(words)} data word(s); the CFA rule needs 2")
+    ctl, off = words[0] & mask, words[1]
+    if not ctl & 1:
+        raise ValueError("flex CFA rule is not register-based (reg_p clear)")
+    cfa = _Rule(ctl >> 3, _cfa_offset(h, off), bool(ctl & 2))
+    rest = words[2:]
+    rules: list[_Rule | None] = []
+    for fixed in (h.fixed_ra, h.fixed_fp):
+        rule = _Rule(None, fixed, True) if fixed else None
+        if len(rest) >= 2:
+            ctl = rest.pop(0) & mask
+            if ctl:
+                off = rest.pop(0)
+                rule = _Rule(ctl >> 3 if ctl & 1 else None, off, bool(ctl & 2))
+        rules.append(rule)
+    if rest:
+        raise ValueError(f"flex FRE has {len(rest)} data word(s) left over")
+    return cfa, rules[0], rules[1]
