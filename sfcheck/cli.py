@@ -106,6 +106,73 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return out.status
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .checker import Options, check_elf, check_section_bytes
+    from .report_text import render_file
+    from .result import Severity
+
+    options = Options(enable=set(args.enable), disable=set(args.disable),
+                      require_sframe=args.require_sframe)
+    try:
+        options.validate()
+    except ValueError as exc:
+        print(f"sfcheck: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
+    colour = sys.stdout.isatty() and not args.no_color
+    status = EXIT_OK
+    for path in args.files:
+        if args.raw:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as exc:
+                print(f"{path}: error: cannot read file: {exc.strerror or exc}", file=sys.stderr)
+                status = EXIT_USAGE
+                continue
+            res = check_section_bytes(data, path, args.vma, options=options)
+        else:
+            res = check_elf(path, options=options)
+        render_file(res, sys.stdout, colour)
+        if res.error:
+            status = EXIT_USAGE
+        elif threshold is not None and any(f.severity >= threshold for f in res.findings):
+            status = max(status, EXIT_FINDINGS)
+    return status
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from .rules import GROUPS, RULES
+
+    for group in GROUPS:
+        rules = [r for r in RULES.values() if r.group == group]
+        if not rules:
+            continue
+        print(f"{group}:")
+        for r in rules:
+            print(f"  {r.id:<28} {str(r.severity):<8} {r.title}")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    import textwrap
+
+    from .rules import RULES
+
+    r = RULES.get(args.rule)
+    if r is None:
+        print(f"sfcheck: error: unknown rule {args.rule!r} (see `sfcheck rules`)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{r.id} ({r.group}, default severity {r.severity}): {r.title}\n")
+    print(textwrap.fill(r.explanation, 78) + "\n")
+    print(textwrap.fill("Fix: " + r.hint, 78))
+    return EXIT_OK
+
+
+SUBCOMMANDS = ("check", "dump", "rules", "explain")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sfcheck", description="Validate, dump and fuzz SFrame stack-trace sections.",
@@ -125,16 +192,46 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--section", metavar="NAME", help="only the section called NAME")
     dump.add_argument("--json", action="store_true", help="JSON instead of text")
     dump.set_defaults(func=cmd_dump)
+
+    check = sub.add_parser(
+        "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
+        description="Check every SFrame section of each FILE and print findings as "
+                    "`PATH: SEVERITY: [RULE-ID] location: message`.",
+        epilog="Exit status: 0 nothing at or above --fail-on, 1 findings at or above it, "
+               "2 usage error or unreadable/non-ELF file.")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--raw", action="store_true", help="FILE is a bare SFrame section")
+    check.add_argument("--vma", type=parse_address, default=0, metavar="ADDR",
+                       help="section address for --raw")
+    check.add_argument("--fail-on", choices=("error", "warning", "info", "none"),
+                       default="error", help="lowest severity that makes the exit status 1")
+    check.add_argument("--enable", action="append", default=[], metavar="ID",
+                       help="switch a rule or group on (repeatable)")
+    check.add_argument("--disable", action="append", default=[], metavar="ID",
+                       help="switch a rule or group off (repeatable)")
+    check.add_argument("--require-sframe", action="store_true",
+                       help="a file without SFrame data is an error")
+    check.add_argument("--no-color", action="store_true", help="no colour even on a terminal")
+    check.set_defaults(func=cmd_check)
+
+    rules = sub.add_parser("rules", help="list the rules by group")
+    rules.set_defaults(func=cmd_rules)
+    explain = sub.add_parser("explain", help="explain one rule")
+    explain.add_argument("rule", metavar="RULE-ID")
+    explain.set_defaults(func=cmd_explain)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    if args.vma and not args.raw:
+    if getattr(args, "vma", 0) and not args.raw:
         parser.error("--vma applies to --raw sections only (ELF files give the address)")
     func: Callable[[argparse.Namespace], int] = args.func
     try:

@@ -1,0 +1,92 @@
+"""Check files or bytes: the Python API behind `sfcheck FILE` and every renderer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from . import rules  # noqa: F401  (registers every rule)
+from .elf import ElfError, load_elf
+from .result import FileResult, Finding, Location, SectionSummary, Severity
+from .rules import elf as E
+from .rules.context import SectionContext
+from .rules.registry import GROUPS, RULES, Rule
+from .rules.section import check_section
+
+
+@dataclass
+class Options:
+    enable: set[str] = field(default_factory=set)  # rule IDs or groups switched on
+    disable: set[str] = field(default_factory=set)  # rule IDs or groups switched off
+    require_sframe: bool = False
+
+    def enabled(self, rule: Rule) -> bool:
+        if rule.id in self.enable:
+            return True
+        if rule.id in self.disable:
+            return False
+        return rule.group in self.enable or rule.group not in self.disable
+
+    def validate(self) -> None:
+        for name in self.enable | self.disable:
+            if name not in RULES and name not in GROUPS:
+                raise ValueError(f"unknown rule or group: {name}")
+
+
+def _summary(name: str, vma: int, data: bytes, ctx: SectionContext, header) -> SectionSummary:
+    s = SectionSummary(name, vma, len(data))
+    if header is not None:
+        s.version, s.abi = header.version, header.abi
+        s.num_fdes, s.num_fres = header.num_fdes, header.num_fres
+    return s
+
+
+def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
+                        name: str = ".sframe", options: Options | None = None) -> FileResult:
+    """Check one bare SFrame section (no ELF context)."""
+    options = options or Options()
+    ctx = SectionContext(path, name, vma, bytes(data), options.enabled)
+    result = FileResult(path)
+    if not data:
+        ctx.emit_as(E.EMPTY, Severity.WARNING, f"{name} has size 0")
+        header = None
+    else:
+        header = check_section(ctx)
+    ctx.finish()
+    result.findings = ctx.findings
+    result.sections.append(_summary(name, vma, data, ctx, header))
+    return result
+
+
+def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
+              options: Options | None = None) -> FileResult:
+    """Check every SFrame section of an ELF file; unreadable files set `error`."""
+    options = options or Options()
+    label = path or (os.fspath(source) if not isinstance(source, bytes) else "<bytes>")
+    result = FileResult(label)
+    try:
+        info = load_elf(source, name=label)
+    except ElfError as exc:
+        result.error = exc.message
+        return result
+    if not info.sections:
+        rule = E.NO_SFRAME
+        sev = Severity.ERROR if options.require_sframe else rule.severity
+        if options.enabled(rule) or options.require_sframe:
+            result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
+        return result
+    for sec in info.sections:
+        ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
+                             relocatable=info.e_type == "ET_REL")
+        header = check_section(ctx) if sec.data else None
+        E.check_elf_section(ctx, info, sec, header)
+        E.check_function_ranges(ctx, info, ctx.ranges)
+        ctx.finish()
+        result.findings.extend(ctx.findings)
+        result.sections.append(_summary(sec.name, sec.vma, sec.data, ctx, header))
+    return result
+
+
+def check_paths(paths: Iterable[str], options: Options | None = None) -> list[FileResult]:
+    return [check_elf(p, options=options) for p in paths]

@@ -1,0 +1,51 @@
+"""What a check needs to report: the section's bytes and where findings go."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..result import Finding, Location, Severity
+from .registry import Rule
+
+MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
+
+
+@dataclass
+class SectionContext:
+    path: str
+    name: str
+    vma: int
+    data: bytes
+    enabled: Callable[[Rule], bool] = lambda rule: True
+    findings: list[Finding] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # (pc, size, fde)
+    # In a .o every text section starts at 0, so function addresses from different
+    # sections coincide: overlap and order checks do not apply.
+    relocatable: bool = False
+
+    def emit(self, rule: Rule, message: str, **where: int | None) -> None:
+        self.emit_as(rule, rule.severity, message, **where)
+
+    def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
+        """Emit under `rule` with a severity the context decides (e.g. .o vs linked file)."""
+        if not self.enabled(rule):
+            return
+        self.counts[rule.id] += 1
+        if self.counts[rule.id] > MAX_PER_RULE:
+            return
+        loc = Location(self.path, self.name, **where)
+        self.findings.append(Finding(rule.id, severity, message, loc))
+
+    def finish(self) -> None:
+        """Say how many findings the per-rule cap held back."""
+        for rule_id, count in self.counts.items():
+            if count > MAX_PER_RULE:
+                first = next(f for f in self.findings if f.rule == rule_id)
+                self.findings.append(Finding(
+                    rule_id, Severity(first.severity),
+                    f"{count - MAX_PER_RULE} more finding(s) of this rule not shown",
+                    Location(self.path, self.name)))

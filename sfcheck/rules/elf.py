@@ -1,0 +1,150 @@
+"""ELF rules: how the SFrame section sits in its file."""
+
+from __future__ import annotations
+
+from ..elf import SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
+from ..format import constants as C
+from ..format.model import Header
+from ..result import Severity
+from .context import SectionContext
+from .registry import rule
+
+NO_SFRAME = rule(
+    "elf-no-sframe", "elf", "info", "no SFrame section",
+    """The file has no .sframe section (built without -Wa,--gsframe, or its SFrame data was
+    discarded). Unwinders fall back to frame pointers or DWARF. With --require-sframe this is
+    an error.""",
+    "Build with -Wa,--gsframe (binutils 2.40+).")
+EMPTY = rule(
+    "elf-empty-sframe", "elf", "error", "empty .sframe section",
+    """A zero-size .sframe in a linked file means the linker discarded every SFrame input (for
+    example ld 2.46+ given v1/v2 objects: "unexpected SFrame section type; section ignored").
+    In a .o it is what some assemblers leave (Ubuntu 25.10's Scrt1.o, mold#1646): a warning.""",
+    "Rebuild every object with the same, current SFrame version.")
+SECTION_TYPE = rule(
+    "elf-section-type", "elf", "warning", "section type does not match the SFrame version",
+    """binutils 2.45 moved .sframe from SHT_PROGBITS to SHT_GNU_SFRAME (0x6ffffff4). v3 sections
+    are always SHT_GNU_SFRAME; ld 2.46 rejects inputs of any other type.""",
+    "Rebuild with one toolchain; do not mix objcopy'd sections of different ages.")
+NO_SEGMENT = rule(
+    "elf-no-segment", "elf", "error", "no PT_GNU_SFRAME segment in a linked file",
+    """The kernel and glibc find SFrame data through the PT_GNU_SFRAME program header, not the
+    section table. Without it no runtime reader sees the section (zig/lld output has none).""",
+    "Link with GNU ld 2.40+ (or a linker that emits PT_GNU_SFRAME).")
+SEGMENT_MISMATCH = rule(
+    "elf-segment-mismatch", "elf", "error", "PT_GNU_SFRAME does not cover the .sframe section",
+    """PT_GNU_SFRAME must start at the section (same file offset and address) and be at least
+    as large. Every GNU ld writes it larger than the section, zero-padded (noted as info).""",
+    "Relink; the program header was damaged or written by a broken tool.")
+SEGMENT_PADDED = rule(
+    "elf-segment-padded", "elf", "info", "PT_GNU_SFRAME larger than the .sframe section",
+    """GNU ld (2.40-2.47) lays the section out at its pre-merge size and then trims sh_size, so
+    p_filesz exceeds sh_size by 30-90 zero bytes. Readers must parse by the header's sizes.
+    A nonzero tail is a warning.""",
+    "Nothing to do for a zero tail.")
+NOT_ALLOC = rule(
+    "elf-not-alloc", "elf", "error", ".sframe is not allocated or not in a read-only PT_LOAD",
+    """Runtime readers read SFrame data from memory: the section must be SHF_ALLOC and inside a
+    read-only PT_LOAD (ld puts it with .eh_frame).""",
+    "Relink; check the linker script keeps .sframe in a read-only load segment.")
+ABI_MACHINE = rule(
+    "elf-abi-machine", "elf", "error", "SFrame ABI does not match the ELF machine",
+    """sfh_abi_arch must agree with e_machine and EI_DATA: AMD64 with EM_X86_64 little-endian,
+    aarch64 LE/BE with EM_AARCH64 of that byte order, s390x with EM_S390 big-endian.""",
+    "Regenerate the section for the file's target.")
+OUTSIDE_TEXT = rule(
+    "elf-fde-outside-text", "elf", "error", "function range outside executable code",
+    """Every FDE's [start, start+size) must lie inside executable code: an executable PT_LOAD
+    in linked files, an executable section in objects. The kernel rejects FDEs outside the
+    registered text range. Starts that miss by the field position are the sign of an input
+    section of another version copied raw by ld (see the defect rules).""",
+    "Relink with matching SFrame versions; check relocations.")
+NOT_SORTED = rule(
+    "elf-not-sorted", "elf", "error", "linked file without SFRAME_F_FDE_SORTED",
+    """ld sorts the FDEs of linked output and sets the flag; glibc, libsframe's lookup and the
+    kernel refuse unsorted tables.""",
+    "Link with GNU ld, which sorts.")
+NOT_PCREL = rule(
+    "elf-not-pcrel", "elf", "warning", "linked file without FDE_FUNC_START_PCREL",
+    """v3 always uses PC-relative function starts and v2 does from errata 1 (binutils 2.45);
+    the kernel series requires the flag. Older v2 output (2.41-2.44) works with glibc 2.42.""",
+    "Rebuild with binutils 2.45+ (v2) or 2.46+ (v3).")
+
+
+def linked(info: ElfSFrameInfo) -> bool:
+    return info.e_type in ("ET_EXEC", "ET_DYN")
+
+
+_MACHINES = {C.ABI_AMD64_LE: ("EM_X86_64", True), C.ABI_AARCH64_LE: ("EM_AARCH64", True),
+             C.ABI_AARCH64_BE: ("EM_AARCH64", False), C.ABI_S390X_BE: ("EM_S390", False)}
+
+
+def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
+                      h: Header | None) -> None:
+    """Rules about the section's place in the file (h is None when the header is unreadable)."""
+    is_linked = linked(info)
+    if sec.size == 0 or not sec.data:
+        if is_linked:
+            ctx.emit(EMPTY, f"{sec.name} has size 0 in a linked file: the linker discarded "
+                     "the SFrame inputs")
+        else:  # in an object this is what some assemblers leave: a warning only
+            ctx.emit_as(EMPTY, Severity.WARNING, f"{sec.name} has size 0")
+        return
+    if is_linked:
+        _check_segments(ctx, info, sec)
+    if h is None:
+        return
+    want = _MACHINES.get(h.abi)
+    if want and (info.e_machine, info.little_endian) != want:
+        ctx.emit(ABI_MACHINE, f"ABI {C.ABI_NAMES[h.abi]} in a {info.e_machine} "
+                 f"{'little' if info.little_endian else 'big'}-endian file", offset=4)
+    if h.version == C.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
+        ctx.emit(SECTION_TYPE, f"v3 section of type {sec.sh_type:#x}, expected "
+                 "SHT_GNU_SFRAME")
+    elif h.version == C.VERSION_1 and sec.sh_type == SHT_GNU_SFRAME:
+        ctx.emit(SECTION_TYPE, "v1 section of type SHT_GNU_SFRAME (binutils 2.40 wrote "
+                 "SHT_PROGBITS)")
+    if is_linked:
+        if not h.sorted:
+            ctx.emit(NOT_SORTED, "flags lack SFRAME_F_FDE_SORTED", offset=3)
+        if h.version >= C.VERSION_2 and not h.pcrel:
+            ctx.emit(NOT_PCREL, "flags lack SFRAME_F_FDE_FUNC_START_PCREL", offset=3)
+
+
+def _check_segments(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection) -> None:
+    if not sec.sh_flags & 0x2:  # SHF_ALLOC
+        ctx.emit(NOT_ALLOC, f"{sec.name} is not SHF_ALLOC")
+    else:
+        loads = [seg for seg in info.load_segments
+                 if seg.vaddr <= sec.vma and sec.vma + sec.size <= seg.vaddr + seg.memsz]
+        if not loads:
+            ctx.emit(NOT_ALLOC, f"{sec.name} [{sec.vma:#x}, {sec.vma + sec.size:#x}) is in no "
+                     "PT_LOAD")
+        elif any(seg.flags & 0x3 for seg in loads):  # PF_X | PF_W
+            ctx.emit(NOT_ALLOC, f"{sec.name} is in a writable or executable PT_LOAD")
+    segs = info.sframe_segments
+    if not segs:
+        ctx.emit(NO_SEGMENT, "no PT_GNU_SFRAME program header")
+        return
+    seg = segs[0]
+    if seg.offset != sec.offset or seg.vaddr != sec.vma or seg.filesz < sec.size:
+        ctx.emit(SEGMENT_MISMATCH, f"PT_GNU_SFRAME offset {seg.offset:#x} vaddr {seg.vaddr:#x} "
+                 f"filesz {seg.filesz:#x}; section offset {sec.offset:#x} addr {sec.vma:#x} "
+                 f"size {sec.size:#x}")
+    elif seg.filesz > sec.size:
+        ctx.emit(SEGMENT_PADDED, f"p_filesz {seg.filesz:#x} > sh_size {sec.size:#x}")
+
+
+def check_function_ranges(ctx: SectionContext, info: ElfSFrameInfo,
+                          ranges: list[tuple[int, int, int]]) -> None:
+    """Each (pc, size, fde) must lie in executable code."""
+    if linked(info):
+        spans = sorted((s.vaddr, s.vaddr + s.memsz) for s in info.load_segments if s.flags & 1)
+    else:
+        spans = sorted((t.start, t.end) for t in info.text_ranges)
+    if not spans:
+        return
+    for pc, size, i in ranges:
+        if not any(a <= pc and pc + size <= b for a, b in spans):
+            ctx.emit(OUTSIDE_TEXT, f"function [{pc:#x}, {pc + size:#x}) is not inside "
+                     "executable code", fde=i, pc=pc)

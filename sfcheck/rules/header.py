@@ -1,0 +1,89 @@
+"""Header rules: the 28-byte preamble and header."""
+
+from __future__ import annotations
+
+from ..format import constants as C
+from ..format.model import Header
+from .registry import rule
+
+TOO_SHORT = rule(
+    "header-too-short", "header", "error", "section too short for the SFrame header",
+    """The preamble and header take 28 bytes, plus sfh_auxhdr_len bytes of auxiliary header,
+    and every offset in the section counts from their end (sframe-format.md 1.1). A shorter
+    section cannot be read at all; libsframe rejects it with SFRAME_ERR_BUF_INVAL.""",
+    "Regenerate the section; a truncated .sframe usually means a damaged file.")
+BAD_MAGIC = rule(
+    "header-bad-magic", "header", "error", "bad magic number",
+    """The section must start with 0xdee2 in the target byte order (bytes e2 de for
+    little-endian, de e2 for big-endian). Anything else is not SFrame data (sframe-format.md 1).""",
+    "Check that the section really holds SFrame data and was not overwritten.")
+VERSION_UNKNOWN = rule(
+    "header-version-unknown", "header", "error", "unknown SFrame version",
+    """Versions 1, 2 and 3 exist (binutils 2.40, 2.41-2.45, 2.46+). The layout of FDEs
+    depends on the version, so nothing past the header can be read for another value.""",
+    "Rebuild with a released binutils; check the file for corruption.")
+VERSION_OBSOLETE = rule(
+    "header-version-obsolete", "header", "warning", "SFrame version 1 is obsolete",
+    """Version 1 was emitted only by binutils 2.40. binutils 2.46 cannot decode it, glibc
+    reads only v2, and the kernel series reads only v3 (consumers.md 1, 3).""",
+    "Rebuild with binutils 2.46 or later (SFrame v3).")
+FLAGS_UNKNOWN = rule(
+    "header-flags-unknown", "header", "error", "flag bits not defined for this version",
+    """Defined flags are 0x3 for v1, 0x7 for v2 and 0x5 for v3 (FRAME_POINTER was removed in
+    v3). libsframe refuses to decode a section with any other bit set (sframe.c
+    sframe_header_sanity_check_p).""",
+    "Clear the undefined bits; they are not produced by any released toolchain.")
+ABI_UNKNOWN = rule(
+    "header-abi-unknown", "header", "error", "unknown ABI/arch identifier",
+    """sfh_abi_arch must be 1 (aarch64 BE), 2 (aarch64 LE), 3 (AMD64) or 4 (s390x, from
+    v2 errata 1). libsframe accepts other values and then asserts when dumping flex FDEs.""",
+    "Use the ABI identifier of the target the code was built for.")
+ABI_ENDIAN = rule(
+    "header-abi-endian", "header", "error", "ABI byte order disagrees with the magic",
+    """The magic gives the byte order of every field; the ABI identifier implies one too (1 and
+    4 big-endian, 2 and 3 little-endian). libsframe never checks that they agree, so a
+    disagreement silently decodes every field with the wrong order on some readers.""",
+    "Write the section in the byte order of its ABI.")
+FIXED_RA = rule(
+    "header-fixed-ra", "header", "error", "fixed RA offset does not match the ABI",
+    """AMD64 keeps the return address at CFA-8 and says so in sfh_cfa_fixed_ra_offset (-8);
+    aarch64 and s390x track RA per FRE and must write 0. A wrong value moves every
+    unwound return address (sframe-format.md 1.2, 1.7).""",
+    "Use -8 for AMD64 and 0 for aarch64 and s390x.")
+FIXED_FP = rule(
+    "header-fixed-fp", "header", "warning", "nonzero fixed FP offset",
+    """No toolchain writes a fixed FP offset (gas always writes 0, gen-sframe.c). With a
+    nonzero value every FRE's FP rule is replaced by it, which is almost never what the code
+    does.""",
+    "Write 0 unless every function really saves FP at the same CFA offset.")
+AUXHDR = rule(
+    "header-auxhdr", "header", "warning", "auxiliary header present",
+    """sfh_auxhdr_len has never been used (gas writes 0). The kernel requires it to be 0 and
+    libsframe's byte-swapping path refuses a nonzero value, so such sections are unreadable
+    there.""",
+    "Write sfh_auxhdr_len = 0.")
+
+
+def check_header(ctx, h: Header) -> None:
+    if h.version == C.VERSION_1:
+        ctx.emit(VERSION_OBSOLETE, "SFrame v1 (binutils 2.40); 2.46 readers reject it", offset=2)
+    known = C.FLAGS_KNOWN[h.version]
+    if h.flags & ~known:
+        ctx.emit(FLAGS_UNKNOWN, f"flags {h.flags:#x} have bits {h.flags & ~known:#x} undefined "
+                 f"in v{h.version} (defined: {known:#x})", offset=3)
+    if h.abi not in C.ABI_NAMES or (h.version == C.VERSION_1 and h.abi == C.ABI_S390X_BE):
+        ctx.emit(ABI_UNKNOWN, f"ABI {h.abi} is not defined for v{h.version}", offset=4)
+    elif C.ABI_BIG_ENDIAN[h.abi] != h.big_endian:
+        order = "big" if h.big_endian else "little"
+        ctx.emit(ABI_ENDIAN, f"ABI {C.ABI_NAMES[h.abi]} is "
+                 f"{'big' if C.ABI_BIG_ENDIAN[h.abi] else 'little'}-endian but the magic says "
+                 f"{order}-endian", offset=4)
+    if h.abi in C.ABI_NAMES:
+        want = -8 if h.abi == C.ABI_AMD64_LE else 0
+        if h.fixed_ra != want:
+            ctx.emit(FIXED_RA, f"sfh_cfa_fixed_ra_offset is {h.fixed_ra}, {C.ABI_NAMES[h.abi]} "
+                     f"needs {want}", offset=6)
+    if h.fixed_fp != 0:
+        ctx.emit(FIXED_FP, f"sfh_cfa_fixed_fp_offset is {h.fixed_fp}", offset=5)
+    if h.auxhdr:
+        ctx.emit(AUXHDR, f"sfh_auxhdr_len is {len(h.auxhdr)}", offset=7)
