@@ -66,7 +66,7 @@ def _sections(path: str, args: argparse.Namespace, out: _Out):
     except ElfError as exc:
         out.err(path, exc.message, EXIT_USAGE)
         return None
-    found = [(s.name, s.vma, s.data) for s in info.sections
+    found = [(s.name, s.vma, s.raw_data if args.no_relocs else s.data) for s in info.sections
              if args.section is None or s.name == args.section]
     if not found:
         out.note(path, "no SFrame section")
@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="section address for --raw (decimal or 0x-hex; default 0)")
     dump.add_argument("--section", metavar="NAME", help="only the section called NAME")
     dump.add_argument("--json", action="store_true", help="JSON instead of text")
+    dump.add_argument("--no-relocs", action="store_true",
+                      help="in .o files show the stored start fields without applying "
+                           ".rela.sframe (what readelf 2.44 and older print)")
     dump.set_defaults(func=cmd_dump)
 
     check = sub.add_parser(

@@ -45,7 +45,8 @@ SEGMENT_PADDED = rule(
 NOT_ALLOC = rule(
     "elf-not-alloc", "elf", "error", ".sframe is not allocated or not in a read-only PT_LOAD",
     """Runtime readers read SFrame data from memory: the section must be SHF_ALLOC and inside a
-    read-only PT_LOAD (ld puts it with .eh_frame).""",
+    PT_LOAD that is not writable (ld puts it with .eh_frame: a read-only segment on x86-64,
+    the read+execute text segment on aarch64 and s390x).""",
     "Relink; check the linker script keeps .sframe in a read-only load segment.")
 ABI_MACHINE = rule(
     "elf-abi-machine", "elf", "error", "SFrame ABI does not match the ELF machine",
@@ -120,8 +121,8 @@ def _check_segments(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection
         if not loads:
             ctx.emit(NOT_ALLOC, f"{sec.name} [{sec.vma:#x}, {sec.vma + sec.size:#x}) is in no "
                      "PT_LOAD")
-        elif any(seg.flags & 0x3 for seg in loads):  # PF_X | PF_W
-            ctx.emit(NOT_ALLOC, f"{sec.name} is in a writable or executable PT_LOAD")
+        elif any(seg.flags & 0x2 for seg in loads):  # PF_W; R+X is normal on aarch64/s390x
+            ctx.emit(NOT_ALLOC, f"{sec.name} is in a writable PT_LOAD")
     segs = info.sframe_segments
     if not segs:
         ctx.emit(NO_SEGMENT, "no PT_GNU_SFRAME program header")

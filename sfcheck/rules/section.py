@@ -86,7 +86,9 @@ def _walk(ctx: SectionContext, h: Header) -> None:
             ctx.emit(L.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i)
             complete = False
             continue
-        pc = ctx.vma + fde.start + (off if h.pcrel else 0)
+        # Objects carry PC-relative relocations on the start field whatever the flags say
+        # (the cause of ld/32666), so after relocation their starts are field-relative.
+        pc = ctx.vma + fde.start + (off if h.pcrel or ctx.relocatable else 0)
         loc = {"offset": off, "fde": i, "pc": pc}
         _check_fde(ctx, h, fde, loc)
         total_fres += fde.num_fres
@@ -159,7 +161,9 @@ def _check_fde(ctx: SectionContext, h: Header, fde: FDE, loc: dict) -> None:
             f", padding {fde.padding:#x}" if fde.padding else ""), **loc)
     if h.version == C.VERSION_3 and fde.fde_type > C.FDE_TYPE_FLEX:
         ctx.emit(F.FDE_TYPE, f"FDE type {fde.fde_type}", **loc)
-    if fde.pcmask and fde.rep_size == 0:
+    if h.version == C.VERSION_1:
+        pass  # v1 FDEs have no rep_size field
+    elif fde.pcmask and fde.rep_size == 0:
         ctx.emit(F.REP_SIZE_ZERO, "PCMASK FDE with rep_size 0", **loc)
     elif not fde.pcmask and fde.rep_size:
         ctx.emit(F.REP_SIZE_UNUSED, f"rep_size {fde.rep_size} on a PCINC FDE", **loc)
@@ -210,7 +214,7 @@ def _check_fres(ctx: SectionContext, h: Header, fde: FDE, fres: list[FRE], pc: i
         if j == 0 and fre.start != 0:
             ctx.emit(R.FIRST_START, f"first row starts at {fre.start:#x}", **floc)
         if fde.pcmask:
-            if fde.rep_size and fre.start >= fde.rep_size:
+            if h.version > C.VERSION_1 and fde.rep_size and fre.start >= fde.rep_size:
                 ctx.emit(R.START_BEYOND_REP, f"start {fre.start:#x} >= rep_size "
                          f"{fde.rep_size}", **floc)
         elif fre.start > fde.size:
