@@ -63,6 +63,7 @@ class Symbols:
                     if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and \
                             sym["st_value"] and sym.name:
                         out.append((sym["st_value"], sym["st_size"], sym.name))
+            out.extend(_plt_symbols(elf))
         except _SYMBOL_ERRORS:
             pass  # symbols are a nicety; a broken table just means "??"
         return cls(out)
@@ -76,6 +77,28 @@ class Symbols:
             if start <= addr < start + size or (size == 0 and k == i):
                 return name, addr - start
         return None
+
+
+def _plt_symbols(elf: ELFFile) -> list[tuple[int, int, str]]:
+    """`name@plt` for x86-64 PLT entries, as gdb and objdump synthesise them: the i-th
+    .rela.plt relocation owns the i-th 16-byte entry of .plt.sec (or of .plt after
+    PLT0)."""
+    if elf["e_machine"] != "EM_X86_64":
+        return []
+    rela, dynsym = elf.get_section_by_name(".rela.plt"), elf.get_section_by_name(".dynsym")
+    plt_sec = elf.get_section_by_name(".plt.sec")
+    plt, first = (plt_sec, 0) if plt_sec is not None else (elf.get_section_by_name(".plt"), 16)
+    if rela is None or dynsym is None or plt is None or not hasattr(rela, "iter_relocations"):
+        return []
+    out = []
+    for i, rel in enumerate(rela.iter_relocations()):
+        addr = plt["sh_addr"] + first + 16 * i
+        if addr + 16 > plt["sh_addr"] + plt["sh_size"]:
+            break
+        name = dynsym.get_symbol(rel["r_info_sym"]).name if rel["r_info_sym"] else ""
+        if name:
+            out.append((addr, 16, name + "@plt"))
+    return out
 
 
 def _bias(info: ElfSFrameInfo, maps: list[FileMapping]) -> int | None:

@@ -1,0 +1,203 @@
+"""`sfcheck unwind --core` against gdb's own backtrace of the same process.
+
+Small programs (tests/unwind_progs) are built with `-Wa,--gsframe` by each
+available toolchain (bookworm's gas: SFrame v1; .toolchains/bin-trixie: v2;
+.toolchains/bin-sid: v3) at -O0 and -O2. gdb stops them inside `deepest` (or
+in a PLT stub), writes a core with `gcore` and prints its frames; every frame
+gdb shows in code with SFrame must come out of our walk with the same PC, and
+the walk must stop at the first frame without SFrame (glibc here has none)
+with "no FDE for PC".
+
+The expected frames come from gdb, never from this file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfcheck.elf import load_elf
+from sfcheck.unwind import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGS = Path(__file__).resolve().parent / "unwind_progs"
+TOOLCHAINS = ROOT / ".toolchains"
+
+# SFrame version -> gcc -B directory (None: the system's binutils).
+VERSIONS: dict[int, Path | None] = {1: None, 2: TOOLCHAINS / "bin-trixie",
+                                    3: TOOLCHAINS / "bin-sid"}
+# Functions of ours that have SFrame data; gdb names PLT stubs "sym@plt".
+OURS = {"deepest", "recurse", "callback", "with_alloca", "big_stack", "with_fp", "handler",
+        "raise_it", "main", "shlib_bounce", "shlib_bounce@plt"}
+# (scenario, gdb breakpoint, the fewest frames gdb must show in our code)
+SCENARIOS = {
+    "plain": ("deepest", 11),
+    "signal": ("deepest", 5),
+    "plt": ("*'shlib_bounce@plt'", 5),
+}
+GDB_FRAMES_PY = """\
+f = gdb.newest_frame()
+while f is not None:
+    print("GDBFRAME %d %#x %s" % (f.level(), f.pc(), f.name()))
+    f = f.older()
+"""
+
+GCC, GDB = shutil.which("gcc"), shutil.which("gdb")
+_builds: dict[tuple[int, str], Path] = {}
+
+
+def _toolchain(version: int) -> list[str]:
+    if GCC is None or GDB is None:
+        pytest.skip("gcc and gdb are needed for the ground-truth tests")
+    bdir = VERSIONS[version]
+    if bdir is None:
+        return []
+    if not (bdir / "as").exists() or not (bdir / "ld").exists():
+        pytest.skip(f"SFrame v{version} needs binutils in {bdir} (not present)")
+    return [f"-B{bdir}/"]
+
+
+def _build(version: int, opt: str, base: Path) -> Path:
+    key = (version, opt)
+    if key in _builds:
+        return _builds[key]
+    flags = _toolchain(version)
+    out = base / f"v{version}{opt}"
+    out.mkdir()
+    common = ["gcc", *flags, opt, "-Wa,--gsframe", "-fasynchronous-unwind-tables"]
+    for cmd in (
+        [*common, "-shared", "-fPIC", "-o", str(out / "libshlib.so"), str(PROGS / "shlib.c")],
+        [*common, "-o", str(out / "frames"), str(PROGS / "frames.c"), f"-L{out}", "-lshlib",
+         "-Wl,-rpath,$ORIGIN"],
+    ):
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+    # The toolchain must really have produced the version this case is about.
+    for name in ("frames", "libshlib.so"):
+        secs = load_elf(out / name).sections
+        assert secs and secs[0].data[2] == version, f"{name}: expected SFrame v{version}"
+    _builds[key] = out
+    return out
+
+
+def _gdb(build: Path, scenario: str) -> tuple[Path, list[tuple[int, int, str]], list[str]]:
+    bp, _ = SCENARIOS[scenario]
+    core = build / f"core.{scenario}"
+    script = build / "frames.py"
+    script.write_text(GDB_FRAMES_PY)
+    cmd = [GDB or "gdb", "-batch", "-nx", "-ex", "set backtrace past-main on",
+           "-ex", "handle SIGUSR1 nostop noprint pass", "-ex", f"break {bp}", "-ex", "run",
+           "-ex", f"gcore {core}", "-ex", "bt", "-x", str(script),
+           "--args", str(build / "frames"), scenario]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=build)
+    frames = [(int(m[1]), int(m[2], 16), m[3]) for m in
+              re.finditer(r"^GDBFRAME (\d+) (0x[0-9a-f]+) (\S+)$", res.stdout, re.M)]
+    if not core.exists() or not frames:
+        pytest.fail(f"gdb did not stop and dump a core:\n{res.stdout}\n{res.stderr}")
+    bt = [line for line in res.stdout.splitlines() if line.startswith("#")]
+    return core, frames, bt
+
+
+def _ours(core: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, Any]:
+    capsys.readouterr()
+    status = cli.main(["--core", str(core), "--json", *extra])
+    return status, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_walk_matches_gdb(version: int, opt: str, scenario: str,
+                          tmp_path_factory: pytest.TempPathFactory,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    build = _build(version, opt, tmp_path_factory.getbasetemp())
+    core, gdb_frames, bt = _gdb(build, scenario)
+
+    # gdb's `bt` prints caller PCs as return addresses, the same values as
+    # Frame.pc() in its Python API; check that before relying on the latter.
+    for line in bt:
+        m = re.match(r"#(\d+)\s+(0x[0-9a-f]+) in ", line)
+        if m:
+            assert gdb_frames[int(m[1])][1] == int(m[2], 16), line
+
+    first_uncovered = next((i for i, (_, _, name) in enumerate(gdb_frames)
+                            if name not in OURS), len(gdb_frames))
+    assert first_uncovered >= SCENARIOS[scenario][1], gdb_frames  # the program ran as designed
+    assert first_uncovered < len(gdb_frames), "expected a libc frame past main"
+
+    status, out = _ours(core, capsys)
+    ours = [f["pc"] for f in out["frames"]]
+    want = [pc for _, pc, _ in gdb_frames[:first_uncovered + 1]]
+    assert [hex(p) for p in ours] == [hex(p) for p in want]
+    assert out["stop"]["reason"] == "no FDE for PC"
+    assert out["stop"]["pc"] == gdb_frames[first_uncovered][1]
+    assert status == 0
+    # Symbols come from .symtab/.dynsym (PLT stubs are synthesised as gdb does).
+    for f, (_, _, name) in zip(out["frames"], gdb_frames[:first_uncovered], strict=False):
+        assert f["symbol"] == name, (f, name)
+
+
+def test_text_output_and_frame_cap(tmp_path_factory: pytest.TempPathFactory,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    build = _build(1, "-O2", tmp_path_factory.getbasetemp())
+    core, gdb_frames, _ = _gdb(build, "plain")
+    capsys.readouterr()
+    assert cli.main(["--core", str(core)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    frame_lines = [ln for ln in lines if ln.startswith("#")]
+    assert frame_lines[0].startswith(f"#0  {gdb_frames[0][1]:#018x} in deepest")
+    assert f"({build / 'frames'})" in frame_lines[0]
+    assert "(" + str(build / "libshlib.so") + ")" in next(ln for ln in frame_lines
+                                                          if "shlib_bounce" in ln)
+    assert lines[-1].startswith(f"Stopped at frame #{len(frame_lines) - 1}: no FDE for PC")
+
+    status, out = _ours(core, capsys, "--max-frames", "3")
+    assert status == 0
+    assert [f["pc"] for f in out["frames"]] == [pc for _, pc, _ in gdb_frames[:3]]
+    assert out["stop"]["reason"] == "frame cap"
+
+
+def test_exe_override_and_sysroot(tmp_path_factory: pytest.TempPathFactory,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With the files moved under a sysroot, the walk is the same; without them it
+    stops in the first frame, in code it cannot find."""
+    build = _build(1, "-O0", tmp_path_factory.getbasetemp())
+    core, gdb_frames, _ = _gdb(build, "plain")
+    _, full = _ours(core, capsys)
+    root = tmp_path_factory.mktemp("sysroot")
+    dest = root / str(build).lstrip("/")
+    dest.mkdir(parents=True)
+    shutil.copy(build / "libshlib.so", dest / "libshlib.so")
+    exe = root / "renamed-exe"
+    shutil.copy(build / "frames", exe)
+    moved = build.parent / (build.name + "-moved")
+    build.rename(moved)
+    try:
+        status, out = _ours(moved / core.name, capsys, "--sysroot", str(root), "--exe", str(exe))
+        assert status == 0
+        assert [f["pc"] for f in out["frames"]] == [f["pc"] for f in full["frames"]]
+        status, out = _ours(moved / core.name, capsys)
+        assert len(out["frames"]) == 1 and out["stop"]["reason"] == "no FDE for PC"
+        assert "file not found" in out["stop"]["detail"]
+    finally:
+        moved.rename(build)
+
+
+def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x7fELF" + b"\xff" * 60)
+    for args in (["--core", str(tmp_path / "missing")], ["--core", str(junk)],
+                 ["--core", str(PROGS / "frames.c")]):
+        assert cli.main(args) == 2
+        err = capsys.readouterr().err
+        assert "error:" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--core", str(junk), "--thread", "0"])
+    assert exc.value.code == 2

@@ -1,0 +1,81 @@
+/* Frames of different shapes for tests/test_unwind_gdb.py: leaf, frame
+   pointer, large stack, alloca, a call through the PLT into shlib.so, a
+   signal handler. gdb stops at `deepest`; the test compares its backtrace
+   with `sfcheck unwind --core`. argv[1] picks the path: "plain", "signal",
+   "plt" (stop in the PLT stub itself). */
+#include <alloca.h>
+#include <signal.h>
+#include <string.h>
+
+int shlib_bounce(int n, int (*cb)(int));
+
+volatile int sink;
+
+#define KEEP __attribute__((noipa))
+
+KEEP void deepest(int n)  /* a leaf */
+{
+    sink = n;
+}
+
+KEEP int recurse(int n)
+{
+    if (n == 0)
+        deepest(n);
+    else
+        sink += recurse(n - 1);
+    return n + 1;
+}
+
+KEEP int callback(int n)  /* called back from shlib.so */
+{
+    int r = recurse(n);
+    sink += r;
+    return r;
+}
+
+KEEP int with_alloca(int n)
+{
+    char *p = alloca(64 + (n & 0xff) * 16);
+    memset(p, n, 64);
+    int r = shlib_bounce(n, callback);  /* through the PLT */
+    return r + p[n & 7];
+}
+
+KEEP int big_stack(int n)
+{
+    volatile char buf[70000];  /* needs 4-byte CFA offsets */
+    buf[n] = (char)n;
+    int r = with_alloca(n);
+    return r + buf[n];
+}
+
+__attribute__((noipa, optimize("no-omit-frame-pointer"))) int with_fp(int n)
+{
+    int r = big_stack(n);
+    sink += r;
+    return r + 1;
+}
+
+static void handler(int sig)
+{
+    sink += recurse(2 + (sig & 1));
+}
+
+KEEP int raise_it(int n)
+{
+    signal(SIGUSR1, handler);
+    raise(SIGUSR1);
+    return n + sink;
+}
+
+int main(int argc, char **argv)
+{
+    int r;
+    if (argc > 1 && strcmp(argv[1], "signal") == 0)
+        r = raise_it(3);
+    else
+        r = with_fp(3);
+    sink += r;
+    return 0;
+}
