@@ -49,7 +49,7 @@ class Row:
 class Miss:
     """A PC inside the table's text but without a usable row."""
 
-    kind: str  # "no-fde" | "no-fre" | "outermost" | "malformed"
+    kind: str  # "no-fde" | "no-fre" | "outermost" | "signal" | "malformed"
     message: str
     fde_index: int | None = None
     offset: int | None = None  # section offset of the bad data, when known
@@ -149,9 +149,15 @@ class SFrameTable:
             fde, starts = self._fde(fde_index)
         except _Bad as exc:
             return Miss("malformed", f"{self.name}: {exc.message}", fde_index, exc.offset)
+        v3 = self.header is not None and self.header.version >= C.VERSION_3
+        if v3 and fde.signal:
+            # A signal trampoline: the caller's registers are in the kernel's signal
+            # frame, whose layout SFrame does not describe.
+            return Miss("signal", f"{self.name}: FDE[{fde_index}] is a signal frame",
+                        fde_index)
         if not fde.fres:
             # v3: a DEFAULT FDE without FREs marks an outermost frame.
-            if self.header and self.header.version >= C.VERSION_3 and not fde.flex(3):
+            if v3 and not fde.flex(C.VERSION_3):
                 return Miss("outermost", f"{self.name}: FDE[{fde_index}] has no FREs",
                             fde_index)
             return Miss("no-fre", f"{self.name}: FDE[{fde_index}] has no FREs", fde_index)

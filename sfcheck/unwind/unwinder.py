@@ -46,12 +46,16 @@ class StopReason(enum.Enum):
     MISALIGNED_CFA = "misaligned CFA"
     FP_BELOW_SP = "FP below SP"
     REGISTER_UNAVAILABLE = "register unavailable"
+    SIGNAL_FRAME = "signal frame"
 
     @property
     def is_error(self) -> bool:
         """False for the ways a sound walk ends: the outermost frame, code without
-        SFrame (e.g. a libc built without it), and the caller's frame cap."""
-        return self not in (StopReason.OUTERMOST, StopReason.NO_FDE, StopReason.FRAME_CAP)
+        SFrame (e.g. a libc built without it), a signal trampoline (v3 signal FDE:
+        the interrupted registers are in the kernel's frame, which SFrame does not
+        describe), and the caller's frame cap."""
+        return self not in (StopReason.OUTERMOST, StopReason.NO_FDE, StopReason.FRAME_CAP,
+                            StopReason.SIGNAL_FRAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +294,7 @@ _MISS_REASON = {
     "no-fde": StopReason.NO_FDE,
     "no-fre": StopReason.NO_FRE,
     "outermost": StopReason.OUTERMOST,
+    "signal": StopReason.SIGNAL_FRAME,
     "malformed": StopReason.MALFORMED,
 }
 

@@ -1,0 +1,109 @@
+"""Builders for unwind tests: SFrame sections at chosen addresses, synthetic stacks.
+
+Every expected value in the unwind tests is derived from what these builders
+were asked to construct, never read back from the unwinder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sfcheck.format import FDE, FRE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.unwind import Registers, SFrameTable, SparseMemory
+
+SECTION_VMA = 0x10000
+
+
+@dataclass
+class Func:
+    """A function at `addr` of `size` bytes with FREs (start offsets relative to it)."""
+
+    addr: int
+    size: int
+    fres: list[FRE]
+    pcmask: bool = False
+    rep_size: int = 0
+    flex: bool = False
+    signal: bool = False
+    pauth_key: int = 0
+
+
+def section_bytes(version: int, abi: int, funcs: list[Func], *, sorted_flag: bool = True,
+                  pcrel: bool | None = None, fixed_ra: int | None = None,
+                  vma: int = SECTION_VMA, order: list[int] | None = None) -> bytes:
+    """Encode `funcs` (in `order`, default as given) with start fields pointing at them."""
+    if pcrel is None:
+        pcrel = version >= C.VERSION_3
+    flags = (C.F_FDE_SORTED if sorted_flag else 0) | (C.F_FDE_FUNC_START_PCREL if pcrel else 0)
+    order = list(range(len(funcs))) if order is None else order
+    fdes = []
+    for pos, k in enumerate(order):
+        f = funcs[k]
+        field_pos = C.HEADER_SIZE + pos * C.FDE_SIZE[version]
+        start = f.addr - vma - (field_pos if pcrel else 0)
+        fre_type = 0 if f.size <= 0xFF else (1 if f.size <= 0xFFFF else 2)
+        fdes.append(FDE(start=start, size=f.size,
+                        info=fde_info(fre_type, f.pcmask, f.pauth_key, f.signal),
+                        fres=tuple(f.fres), rep_size=f.rep_size,
+                        info2=C.FDE_TYPE_FLEX if f.flex else C.FDE_TYPE_DEFAULT))
+    sec = build_section(version, abi, fdes, flags=flags, fixed_ra=fixed_ra)
+    return encode(sec)
+
+
+def table(version: int, abi: int, funcs: list[Func], **kw: object) -> SFrameTable:
+    return SFrameTable(section_bytes(version, abi, funcs, **kw), vma=SECTION_VMA)  # type: ignore[arg-type]
+
+
+@dataclass
+class Stack:
+    """A synthetic amd64-style stack: frame k has CFA = SP + 16, RA at CFA-8 and the
+    caller's FP at CFA-16 (a `push %rbp` frame), descending from `top`."""
+
+    words: dict[int, int] = field(default_factory=dict)
+
+    def memory(self, big_endian: bool = False) -> SparseMemory:
+        mem = SparseMemory()
+        for addr, value in self.words.items():
+            mem.add(addr, value.to_bytes(8, "big" if big_endian else "little"))
+        return mem
+
+
+def chain(n: int, func_size: int = 0x40, text: int = 0x400000, stack_top: int = 0x7FFF0000,
+          version: int = 2, outermost: bool = True
+          ) -> tuple[SFrameTable, SparseMemory, Registers, list[tuple[int, int]]]:
+    """n amd64 frames; function k calls k+1. Returns the expected (pc, sp) per frame.
+
+    The last function's FRE says RA undefined when `outermost` (v2/v3), so the
+    walk ends there; otherwise it has a normal FRE and its saved RA points
+    outside any text (the walk ends with "no FDE for PC").
+    """
+    funcs = []
+    for k in range(n):
+        last = k == n - 1
+        fres = [make_fre(0, (8,)), make_fre(1, (16, -16))]
+        if last and outermost:
+            fres = [make_fre(0, ())]
+        funcs.append(Func(text + k * func_size, func_size, fres))
+    # Frame 0 is the innermost (function 0); its caller is function 1, and so on.
+    sp = stack_top - 16 * (n + 2)
+    stack = Stack()
+    expected = []
+    pc = text + 5
+    fp = 0
+    for k in range(n):
+        expected.append((pc, sp))
+        cfa = sp + 16
+        ra = text + (k + 1) * func_size + 7 if k + 1 < n else 0xDEAD0000
+        stack.words[cfa - 8] = ra
+        stack.words[cfa - 16] = fp
+        fp = cfa - 16
+        pc, sp = ra, cfa
+    if not outermost:
+        expected.append((pc, sp))
+    tab = table(version, C.ABI_AMD64_LE, funcs)
+    return tab, stack.memory(), Registers(text + 5, expected[0][1], 0), expected
+
+
+def with_fres(f: Func, *fres: FRE) -> Func:
+    return replace(f, fres=list(fres))
