@@ -44,7 +44,6 @@ class StopReason(enum.Enum):
     FRAME_CAP = "frame cap"
     MALFORMED = "malformed data"
     MISALIGNED_CFA = "misaligned CFA"
-    FP_BELOW_SP = "FP below SP"
     REGISTER_UNAVAILABLE = "register unavailable"
     SIGNAL_FRAME = "signal frame"
 
@@ -256,8 +255,10 @@ class Unwinder:
 
         assert cfa_rule.reg is not None
         if cfa_rule.reg == self.abi.fp and fp < sp:
-            raise _StepFail(StopReason.FP_BELOW_SP,
-                            f"{where}: CFA is FP-based but FP {fp:#x} < SP {sp:#x}")
+            # As the kernel: an FP below SP means the saved-FP chain leads back down
+            # the stack (a cycle or garbage), even if FP + offset happened to clear SP.
+            raise _StepFail(StopReason.CFA_NOT_UP,
+                            f"{where}: CFA is FP-based but FP {fp:#x} is below SP {sp:#x}")
         cfa = (reg(cfa_rule.reg) + cfa_rule.offset) & ADDR_MASK
         if cfa_rule.deref:
             cfa = load(cfa, "the CFA")
