@@ -70,7 +70,7 @@ def test_header_and_layout_rules_fire(rule: str, mutate) -> None:
     # and nothing at error level that is unrelated to the damage
     assert fired <= {rule, "layout-fre-len", "layout-fde-fres-bounds", "fde-overlap",
                      "header-fixed-ra", "layout-fde-array-overlap", "layout-num-fres",
-                     "layout-fdeoff-nonzero"}
+                     "layout-fdeoff-nonzero", "layout-fde-array-bounds"}
 
 
 def build(fdes, version=3, **kw) -> bytes:
