@@ -140,17 +140,33 @@ build_gnu() {   # TAG BINDIR(or '') VERSION READELF [SECOND_READELF]
     must "${CC[@]}" -fPIC -c -o asm_cases.o "$S/asm_cases.S"
     must "${CC[@]}" -c -o pad4.o "$S/pad4.S"
     must "${CC[@]}" -O2 -fno-stack-protector -c -o nolibc.o "$S/nolibc.c"
+    # Linked outputs: compile each source to a fixed-name object first. When the gcc
+    # driver assembles a .S itself, a random temp name (ccXXXXXX.o) lands in .strtab
+    # and the output is no longer reproducible.
+    local OBJ=.obj
+    mkdir -p "$OBJ"
+    cclink() {   # OUT "CFLAGS" "LDFLAGS" SOURCES...
+        local out=$1 cf=$2 lf=$3 src o objs=()
+        shift 3
+        for src in "$@"; do
+            o=$OBJ/$out.$(basename "$src").o
+            must "${CC[@]}" $cf -c -o "$o" "$src"
+            objs+=("$o")
+        done
+        must "${CC[@]}" $cf -o "$out" "${objs[@]}" $lf
+    }
     # shared objects
-    must "${CC[@]}" -O2 -fPIC -shared -Wl,-soname,libcorpus.so -o libcorpus.so "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
-    must "${CC[@]}" -O0 -fPIC -shared -Wl,-soname,libcorpus_O0.so -o libcorpus_O0.so "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
-    must "${CC[@]}" -O2 -fno-omit-frame-pointer -fPIC -shared -Wl,-soname,libcorpus_fp.so -o libcorpus_fp.so "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
+    cclink libcorpus.so "-O2 -fPIC" "-shared -Wl,-soname,libcorpus.so" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
+    cclink libcorpus_O0.so "-O0 -fPIC" "-shared -Wl,-soname,libcorpus_O0.so" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
+    cclink libcorpus_fp.so "-O2 -fno-omit-frame-pointer -fPIC" "-shared -Wl,-soname,libcorpus_fp.so" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
     # PIE executables
-    must "${CC[@]}" -O2 -pie -fPIE -o exe_pie "$S/main.c" "$S/sig.c" -L. -lcorpus '-Wl,-rpath,$ORIGIN'
-    must "${CC[@]}" -O0 -pie -fPIE -o exe_pie_O0 "$S/main.c" "$S/sig.c" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
-    must "${CC[@]}" -O2 -fno-omit-frame-pointer -pie -fPIE -o exe_pie_fp "$S/main.c" "$S/sig.c" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
+    cclink exe_pie "-O2 -fPIE" "-pie -L. -lcorpus -Wl,-rpath,\$ORIGIN" "$S/main.c" "$S/sig.c"
+    cclink exe_pie_O0 "-O0 -fPIE" "-pie" "$S/main.c" "$S/sig.c" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
+    cclink exe_pie_fp "-O2 -fno-omit-frame-pointer -fPIE" "-pie" "$S/main.c" "$S/sig.c" "$S/lib.c" "$S/drap.c" "$S/asm_cases.S"
     # tiny static executables without libc
-    must "${CC[@]}" -O2 -static -nostdlib -fno-stack-protector -o exe_static "$S/nolibc.c" "$S/asm_cases.S" "$S/drap.c"
-    must "${CC[@]}" -O0 -static -nostdlib -fno-stack-protector -o exe_static_O0 "$S/nolibc.c" "$S/asm_cases.S" "$S/drap.c"
+    cclink exe_static "-O2 -fno-stack-protector" "-static -nostdlib" "$S/nolibc.c" "$S/asm_cases.S" "$S/drap.c"
+    cclink exe_static_O0 "-O0 -fno-stack-protector" "-static -nostdlib" "$S/nolibc.c" "$S/asm_cases.S" "$S/drap.c"
+    rm -rf "$OBJ"
     local x
     for x in exe_pie exe_pie_O0 exe_pie_fp exe_static exe_static_O0; do runexe "$OUT/$x"; done
     for x in lib.o lib_O0.o drap.o asm_cases.o pad4.o nolibc.o libcorpus.so libcorpus_O0.so libcorpus_fp.so \
