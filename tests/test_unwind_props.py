@@ -17,27 +17,50 @@ STACK = 0x8000
 STACK_SIZE = 0x400
 
 
+def _ctl(reg: int | None, deref: bool) -> int:
+    return ((reg or 0) << 3) | (2 if deref else 0) | (1 if reg is not None else 0)
+
+
+@st.composite
+def _words(draw: st.DrawFn, flex: bool, abi: int) -> tuple[int, ...]:
+    """Data words biased towards plausible rules (so walks go deep), with some junk."""
+    slot = st.sampled_from([-8, -16, -24, -32]) | st.integers(-64, 64)
+    if flex:
+        if draw(st.integers(0, 9)) == 0:
+            n = draw(st.sampled_from([0, 2, 3, 4, 5, 6]))
+            return tuple(draw(st.lists(st.integers(-64, 64), min_size=n, max_size=n)))
+        sp, fp = (7, 6) if abi == C.ABI_AMD64_LE else ((31, 29) if abi in (1, 2) else (15, 11))
+        cfa = (_ctl(draw(st.sampled_from([sp, sp, fp, 3])), draw(st.integers(0, 5)) == 0),
+               draw(st.sampled_from([8, 16, 24, 32])))
+        ra = draw(st.sampled_from([(), (0,), (_ctl(None, True), draw(slot))]))
+        fp_rule = () if ra == (0,) and draw(st.booleans()) else \
+            draw(st.sampled_from([(), (_ctl(None, True), draw(slot))]))
+        if ra == (0,) and not fp_rule:
+            ra = ()
+        return cfa + ra + fp_rule
+    n = draw(st.integers(0, 3))
+    if draw(st.integers(0, 9)) == 0:
+        return tuple(draw(st.lists(st.integers(-48, 48), min_size=n, max_size=n)))
+    cfa = draw(st.sampled_from([8, 16, 24, 32]))
+    if abi == C.ABI_S390X_BE:
+        cfa = C.s390x_cfa_encode(cfa + 160)
+    return (cfa, *draw(st.lists(slot, min_size=max(0, n - 1), max_size=max(0, n - 1))))
+
+
 @st.composite
 def funcs(draw: st.DrawFn, version: int, abi: int) -> list[Func]:
     out = []
     addr = TEXT
     for _ in range(draw(st.integers(1, 5))):
         size = draw(st.integers(1, 0x80))
-        flex = version == 3 and draw(st.booleans())
-        pcmask = draw(st.booleans()) and not flex
-        starts = sorted(draw(st.sets(st.integers(0, size - 1), min_size=0, max_size=4)))
-        fres = []
-        for s in starts:
-            if flex:
-                n = draw(st.sampled_from([0, 2, 3, 4, 5, 6]))
-                words = tuple(draw(st.lists(st.integers(-64, 64), min_size=n, max_size=n)))
-            else:
-                n = draw(st.integers(0, 3))
-                words = tuple(draw(st.lists(st.integers(-48, 48), min_size=n, max_size=n)))
-            fres.append(make_fre(s, words, base_sp=draw(st.booleans()),
-                                 mangled_ra=draw(st.booleans())))
+        flex = version == 3 and draw(st.integers(0, 3)) == 0
+        pcmask = not flex and draw(st.integers(0, 5)) == 0
+        starts = {0} if draw(st.integers(0, 7)) else set()
+        starts |= draw(st.sets(st.integers(0, size - 1), max_size=3))
+        fres = [make_fre(s, draw(_words(flex, abi)), base_sp=draw(st.integers(0, 3)) > 0,
+                         mangled_ra=draw(st.integers(0, 7)) == 0) for s in sorted(starts)]
         out.append(Func(addr, size, fres, pcmask=pcmask, rep_size=draw(st.integers(0, 20)),
-                        flex=flex, signal=draw(st.booleans()) and version == 3))
+                        flex=flex, signal=version == 3 and draw(st.integers(0, 9)) == 0))
         addr += size + draw(st.integers(0, 8))  # gaps between functions
     return out
 
@@ -49,7 +72,7 @@ def scenarios(draw: st.DrawFn) -> tuple[bytes, SparseMemory, Registers, int]:
     fs = draw(funcs(version, abi))
     order = draw(st.permutations(list(range(len(fs)))))
     data = section_bytes(version, abi, fs, order=order, sorted_flag=True)
-    if draw(st.booleans()):  # damage some bytes
+    if draw(st.integers(0, 3)) == 0:  # damage some bytes
         buf = bytearray(data)
         for _ in range(draw(st.integers(1, 4))):
             buf[draw(st.integers(0, len(buf) - 1))] = draw(st.integers(0, 255))
@@ -57,15 +80,16 @@ def scenarios(draw: st.DrawFn) -> tuple[bytes, SparseMemory, Registers, int]:
     # The stack: words that mostly look like return addresses or stack addresses.
     mem = SparseMemory()
     text_end = max(f.addr + f.size for f in fs)
-    word = st.one_of(st.integers(TEXT, text_end + 8), st.integers(STACK - 64, STACK + STACK_SIZE),
+    word = st.one_of(st.integers(TEXT + 1, text_end), st.integers(TEXT + 1, text_end),
+                     st.integers(STACK, STACK + STACK_SIZE).map(lambda a: a & ~7),
                      st.integers(0, (1 << 64) - 1))
     order_ = "big" if abi in (1, 4) else "little"
     for off in range(0, STACK_SIZE, 8):
         mem.add(STACK + off, draw(word).to_bytes(8, order_))
-    regs = Registers(draw(st.integers(TEXT, text_end + 4)),
-                     draw(st.integers(STACK - 16, STACK + STACK_SIZE + 16)),
-                     draw(st.integers(STACK - 16, STACK + STACK_SIZE + 16)),
-                     ra=draw(st.none() | st.integers(TEXT, text_end)),
+    sp = draw(st.integers(STACK, STACK + STACK_SIZE // 2)) & ~7
+    regs = Registers(draw(st.integers(TEXT, text_end + 4)), sp,
+                     draw(st.integers(sp, STACK + STACK_SIZE)) & ~7,
+                     ra=draw(st.none() | st.integers(TEXT + 1, text_end)),
                      others={3: draw(st.integers(STACK, STACK + STACK_SIZE))})
     return data, mem, regs, draw(st.integers(1, 40))
 
