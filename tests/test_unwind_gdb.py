@@ -201,3 +201,23 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path,
     with pytest.raises(SystemExit) as exc:
         cli.main(["--core", str(junk), "--thread", "0"])
     assert exc.value.code == 2
+
+
+def test_core_reads_undumped_file_mappings_from_the_file(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """gcore leaves read-only file mappings out of the core: reads there go to the file."""
+    from sfcheck.unwind.core import CoreFile
+
+    build = _build(1, "-O2", tmp_path_factory.getbasetemp())
+    core_path, _, _ = _gdb(build, "plain")
+    core = CoreFile.open(str(core_path))
+    lib = str(build / "libshlib.so")
+    blob = (build / "libshlib.so").read_bytes()
+    undumped = [m for m in core.mappings if m.path == lib and not any(
+        s.vaddr <= m.start < s.vaddr + s.filesz for s in core.loads)]
+    assert undumped, "expected gcore to leave a mapping of libshlib.so out"
+    m = undumped[0]
+    assert core.read(m.start, 16) == blob[m.file_offset:m.file_offset + 16]
+    assert core.read(m.end - 8, 16) is None  # runs off the mapping
+    blind = CoreFile.open(str(core_path), lambda p: None)
+    assert blind.read(m.start, 16) is None
