@@ -171,3 +171,33 @@ def test_upstream_sections_have_no_errors(case) -> None:
         pytest.skip("empty section")
     res = check_section_bytes(data, vma=d["section_base"])
     assert [f.text() for f in res.findings if f.severity == Severity.ERROR] == []
+
+
+def test_aliased_fre_blocks_bounded() -> None:
+    """60 FDEs sharing one 490-row block: reported, and FREs walked stay below the bytes."""
+    from sfcheck.format import decode as _decode  # noqa: F401  (module import for patching)
+    from sfcheck.format.decode import Decoder
+
+    n_fdes, n_fres = 60, 490
+    fres = b"\x00\x03\x08" * n_fres
+    fdes = b"".join(struct.pack("<iIIIBBH", 0x100 * i, 256, 0, n_fres, 0, 0, 0)
+                    for i in range(n_fdes))
+    hdr = struct.pack("<HBBBbbBIIIII", 0xDEE2, 2, 1, 3, 0, -8, 0, n_fdes, n_fres * n_fdes,
+                      len(fres), 0, len(fdes))
+    data = hdr + fdes + fres
+    walked = 0
+    orig = Decoder.iter_fres
+
+    def counting(self, *a):
+        nonlocal walked
+        for fre in orig(self, *a):
+            walked += 1
+            yield fre
+
+    Decoder.iter_fres = counting
+    try:
+        res = check_section_bytes(data)
+    finally:
+        Decoder.iter_fres = orig
+    assert "layout-fre-overlap" in {f.rule for f in res.findings}
+    assert walked <= len(data)

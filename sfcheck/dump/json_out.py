@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
-from ..format.decode import Decoder, check_fde_array, check_fre_subsection
+from ..format.decode import Decoder
 from ..format.model import FDE, FRE, Header
 
 _U64 = (1 << 64) - 1
@@ -102,10 +102,8 @@ def dump_json(data: bytes, section_vma: int = 0, name: str = ".sframe") -> dict[
     try:
         dec = Decoder(data)
         out["header"] = header_json(dec.header)
-        check_fde_array(dec.header, len(dec.data))
-        check_fre_subsection(dec.header, len(dec.data))
-        for i in range(dec.header.num_fdes):
-            out["fdes"].append(fde_json(dec, i, dec.fde(i), section_vma))
+        for i, fde in enumerate(dec.iter_fdes()):
+            out["fdes"].append(fde_json(dec, i, fde, section_vma))
     except DecodeError as exc:
         out["error"] = {"message": exc.message, "offset": exc.offset,
                         "structure": exc.structure, "field": exc.field}

@@ -153,12 +153,8 @@ def dump_text(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Itera
     yield from header_lines(h, name)
     yield ""
     yield "  Function Index :"
-    if h.num_fdes:
-        from ..format.decode import check_fde_array, check_fre_subsection
-        check_fde_array(h, len(dec.data))
-        check_fre_subsection(h, len(dec.data))
-    for i in range(h.num_fdes):
-        yield from fde_lines(dec, i, dec.fde(i), section_vma)
+    for i, fde in enumerate(dec.iter_fdes()):
+        yield from fde_lines(dec, i, fde, section_vma)
 
 
 __all__ = ["DecodeError", "dump_text"]

@@ -171,6 +171,29 @@ class Decoder:
             yield FRE(start, info, words, pos)
             pos = end
 
+    def iter_fdes(self) -> Iterator[FDE]:
+        """Every FDE with its FREs, in table order, with work bounded by the section size.
+
+        FRE blocks of different FDEs may alias (nothing in the format forbids it), which
+        would let a small section make a reader build num_fdes * num_fres rows. A valid
+        section uses each FRE byte once, so walking more FRE bytes than the sub-section
+        holds is reported as an error instead.
+        """
+        h = self.header
+        check_fde_array(h, len(self.data))
+        check_fre_subsection(h, len(self.data))
+        budget = h.fre_len
+        for i in range(h.num_fdes):
+            fde = self.fde(i)
+            first, end = self.fre_span(fde)
+            budget -= end - first
+            if budget < 0:
+                raise DecodeError(
+                    f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
+                    f"{h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,
+                    f"FDE[{i}]", "start_fre_off")
+            yield fde
+
     def fre_span(self, fde: FDE) -> tuple[int, int]:
         """[start, end) section offsets of an FDE's FRE block (v3: including its attribute)."""
         h = self.header
@@ -185,8 +208,6 @@ def decode(data: bytes) -> Section:
     """Decode a whole section; DecodeError at the first structural problem."""
     dec = Decoder(data)
     h = dec.header
-    check_fde_array(h, len(dec.data))
-    check_fre_subsection(h, len(dec.data))
-    fdes = tuple(dec.fde(i) for i in range(h.num_fdes))
+    fdes = tuple(dec.iter_fdes())
     end = max(h.fdes_start + h.num_fdes * h.fde_size, h.fres_end)
     return Section(header=h, fdes=fdes, trailing=dec.data[end:])

@@ -96,6 +96,15 @@ def _walk(ctx: SectionContext, h: Header) -> None:
         pos = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
         fres: list[FRE] = []
         end = pos
+        if walked > h.fre_len:  # aliasing blocks: stop before the work outgrows the input
+            if not ctx.counts[L.FRE_OVERLAP.id]:
+                ctx.emit(L.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
+                         f"{h.fre_len:#x}-byte FRE sub-section; FREs of later FDEs not "
+                         "walked", offset=first, fde=i)
+            complete = False
+            ranges.append((pc, fde.size, i))
+            ctx.ranges.append((pc, fde.size, i))
+            continue
         try:
             for fre in dec.iter_fres(i, fde.fre_type, fde.num_fres, pos):
                 fres.append(fre)
