@@ -170,7 +170,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain")
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="RULE-ID")
     explain.set_defaults(func=cmd_explain)
+
+    from .unwind.cli import add_parser as add_unwind_parser
+    add_unwind_parser(sub)
     return parser
 
 
