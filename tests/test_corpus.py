@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_dump import modernise_240
 
 from sfcheck.cli import main
 from sfcheck.elf import load_elf
 from sfcheck.format import decode_header
 
 from helpers import CORPUS
+from test_dump import modernise_240
 
 # Directories whose plain `.readelf` recordings come from readelf 2.40/2.44, which neither
 # apply .rela.sframe nor (2.44) decode v1; `.readelf-2.47` recordings come from 2.47.

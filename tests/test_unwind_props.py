@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_unwind_build import SECTION_VMA, Func, chain, section_bytes
 
 from sfcheck.format import constants as C
 from sfcheck.format import make_fre
 from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, TableSet, Unwinder
+
+from unwind_build import SECTION_VMA, Func, chain, section_bytes
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from test_unwind_build import SECTION_VMA, Func, chain, section_bytes, table
 
 from sfcheck.format import constants as C
 from sfcheck.format import make_fre
 from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, Unwinder
+
+from unwind_build import SECTION_VMA, Func, chain, section_bytes, table
 
 LE, BE = "little", "big"
 
