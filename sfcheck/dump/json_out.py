@@ -28,7 +28,7 @@ def header_json(h: Header) -> dict[str, Any]:
     }
 
 
-def _flex_rule(h: Header, ctl: W.Control, offset: int | None) -> dict[str, Any]:
+def _flex_rule(ctl: W.Control, offset: int | None) -> dict[str, Any]:
     return {"register": ctl.reg if ctl.reg_p else None, "cfa_relative": not ctl.reg_p,
             "offset": offset, "deref": ctl.deref}
 
@@ -45,15 +45,15 @@ def fre_json(h: Header, fde: FDE, fre: FRE, func_pc: int) -> dict[str, Any]:
     if fde.flex(h.version):
         cfa_ctl, ra_ctl, fp_ctl = W.flex_controls(fre)
         cfa = W.cfa_offset(h, fre, True)
-        out["cfa"] = None if cfa_ctl is None else _flex_rule(h, cfa_ctl, cfa)
+        out["cfa"] = None if cfa_ctl is None else _flex_rule(cfa_ctl, cfa)
         fp = W.fp_offset(h, fre, True)
-        out["fp"] = None if fp_ctl is None or fp is None else _flex_rule(h, fp_ctl, fp)
+        out["fp"] = None if fp_ctl is None or fp is None else _flex_rule(fp_ctl, fp)
         if ra_ctl is None:
             out["ra"] = {"fixed_cfa_offset": h.fixed_ra} if h.fixed_ra else None
         elif W.flex_ra_padded(fre):
             out["ra"] = "padding"
         else:
-            out["ra"] = _flex_rule(h, ra_ctl, W.ra_offset(h, fre, True))
+            out["ra"] = _flex_rule(ra_ctl, W.ra_offset(h, fre, True))
         return out
     out["cfa"] = {"base": "sp" if fre.base_sp else "fp", "offset": W.cfa_offset(h, fre, False)}
     fp = W.fp_offset(h, fre, False)
@@ -77,10 +77,8 @@ def _saved(h: Header, value: int) -> dict[str, Any]:
 
 def fde_json(dec: Decoder, index: int, fde: FDE, section_vma: int) -> dict[str, Any]:
     h = dec.header
-    pc = section_vma + fde.start
-    if h.pcrel:  # as objdump does (ignores fdeoff); the validator flags fdeoff != 0
-        pc += h.size + index * h.fde_size
-    pc &= _U64
+    # as objdump does (ignores fdeoff); the validator flags fdeoff != 0
+    pc = h.func_start(index, fde.start, section_vma, honour_fdeoff=False) & _U64
     return {
         "index": index, "offset": fde.offset, "pc": pc, "start_field": fde.start,
         "size": fde.size, "info": fde.info, "fre_type": fde.fre_type,

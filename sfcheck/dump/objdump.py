@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
 from ..format.decode import Decoder
@@ -116,10 +115,7 @@ def _ra_cell(text: str, fre: FRE) -> str:
 
 def fde_lines(dec: Decoder, index: int, fde: FDE, section_vma: int) -> Iterator[str]:
     h = dec.header
-    pc = section_vma + fde.start
-    if h.pcrel:  # libsframe ignores fdeoff when locating the field
-        pc += h.size + index * h.fde_size
-    pc &= _U64
+    pc = h.func_start(index, fde.start, section_vma, honour_fdeoff=False) & _U64
     attrs = ("S" if h.version >= C.VERSION_3 and fde.signal else "") + (
         "F" if fde.flex(h.version) else "")
     line = f"    func idx [{index}]: pc = {pc:#x}, size = {_i32(fde.size)} bytes"
@@ -156,5 +152,3 @@ def dump_text(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Itera
     for i, fde in enumerate(dec.iter_fdes()):
         yield from fde_lines(dec, i, fde, section_vma)
 
-
-__all__ = ["DecodeError", "dump_text"]

@@ -14,7 +14,8 @@ from . import constants as C
 from .model import FRE, Header
 
 
-def _cfa_scale(header: Header, value: int) -> int:
+def cfa_scale(header: Header, value: int) -> int:
+    """A stored CFA offset as bytes (s390x stores (off - 160) / 8)."""
     return C.s390x_cfa_decode(value) if header.abi == C.ABI_S390X_BE else value
 
 
@@ -24,7 +25,7 @@ def _word(fre: FRE, idx: int) -> int | None:
 
 def cfa_offset(header: Header, fre: FRE, flex: bool) -> int | None:
     value = _word(fre, 1 if flex else C.CFA_IDX)
-    return None if value is None else _cfa_scale(header, value)
+    return None if value is None else cfa_scale(header, value)
 
 
 def ra_offset(header: Header, fre: FRE, flex: bool) -> int | None:

@@ -58,6 +58,22 @@ class Header:
     def fres_end(self) -> int:
         return self.fres_start + self.fre_len
 
+    def func_start(self, index: int, start: int, section_vma: int = 0,
+                   honour_fdeoff: bool = True, field_relative: bool | None = None) -> int:
+        """The absolute start of FDE `index`'s function, from its stored `start` field.
+
+        PC-relative starts count from the field itself. libsframe (and so objdump)
+        ignores fdeoff when locating the field: honour_fdeoff=False reproduces it.
+        `field_relative` overrides the flag (relocated .o files are field-relative
+        whatever the flags say).
+        """
+        if field_relative is None:
+            field_relative = self.pcrel
+        if not field_relative:
+            return section_vma + start
+        base = self.fdes_start if honour_fdeoff else self.size
+        return section_vma + start + base + index * self.fde_size
+
 
 @dataclass(frozen=True, slots=True)
 class FRE:
@@ -174,19 +190,6 @@ class Section:
     fdes: tuple[FDE, ...]
     trailing: bytes = b""  # bytes after the FRE sub-section (zero padding when valid)
 
-    def start_field_offset(self, index: int, honour_fdeoff: bool = True) -> int:
-        """Section offset of FDE `index`'s start-address field.
-
-        libsframe (and so objdump) ignores fdeoff here; pass honour_fdeoff=False
-        to reproduce it.
-        """
-        base = self.header.fdes_start if honour_fdeoff else self.header.size
-        return base + index * self.header.fde_size
-
     def func_start(self, index: int, section_vma: int = 0, honour_fdeoff: bool = True) -> int:
         """The absolute start address of FDE `index`'s function."""
-        fde = self.fdes[index]
-        pc = section_vma + fde.start
-        if self.header.pcrel:
-            pc += self.start_field_offset(index, honour_fdeoff)
-        return pc
+        return self.header.func_start(index, self.fdes[index].start, section_vma, honour_fdeoff)

@@ -103,10 +103,8 @@ class SFrameTable:
         data = self._dec.data
         rows = []
         for i in range(h.num_fdes):
-            field_pos = h.fdes_start + i * h.fde_size
-            start, size = fmt.unpack_from(data, field_pos)
-            # v2 PCREL and v3: relative to the field itself; else to the section.
-            pc = self.vma + start + (field_pos if h.pcrel else 0) + self.bias
+            start, size = fmt.unpack_from(data, h.fdes_start + i * h.fde_size)
+            pc = h.func_start(i, start, self.vma) + self.bias
             rows.append((pc, pc + size, i))
         rows.sort()
         self._index = rows

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..format import constants as C
-from ..format.datawords import s390x_regnum
+from ..format.datawords import cfa_scale, s390x_regnum
 from ..format.model import FRE, Header
 from .abi import ABIS, Abi
 from .memory import ADDR_MASK, Memory, read_word
@@ -300,14 +300,10 @@ _MISS_REASON = {
 }
 
 
-def _cfa_offset(h: Header, value: int) -> int:
-    return C.s390x_cfa_decode(value) if h.abi == C.ABI_S390X_BE else value
-
-
 def _default_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Rule | None]:
     """DEFAULT FREs: w0 CFA; then RA unless the header fixes it; then FP unless fixed."""
     words = list(fre.words)
-    cfa = _Rule(abi.sp if fre.base_sp else abi.fp, _cfa_offset(h, words.pop(0)), False)
+    cfa = _Rule(abi.sp if fre.base_sp else abi.fp, cfa_scale(h, words.pop(0)), False)
     ra_off: int | None = h.fixed_ra or None
     if ra_off is None and words:
         ra_off = words.pop(0)
@@ -339,7 +335,7 @@ def _flex_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Ru
     ctl, off = words[0] & mask, words[1]
     if not ctl & 1:
         raise ValueError("flex CFA rule is not register-based (reg_p clear)")
-    cfa = _Rule(ctl >> 3, _cfa_offset(h, off), bool(ctl & 2))
+    cfa = _Rule(ctl >> 3, cfa_scale(h, off), bool(ctl & 2))
     rest = words[2:]
     rules: list[_Rule | None] = []
     for fixed in (h.fixed_ra, h.fixed_fp):
