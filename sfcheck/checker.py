@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from . import rules  # noqa: F401  (registers every rule)
 from .elf import ElfError, load_elf
+from .format.model import Header
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.context import SectionContext
@@ -34,7 +35,7 @@ class Options:
                 raise ValueError(f"unknown rule or group: {name}")
 
 
-def _summary(name: str, vma: int, data: bytes, ctx: SectionContext, header) -> SectionSummary:
+def _summary(name: str, vma: int, data: bytes, header: Header | None) -> SectionSummary:
     s = SectionSummary(name, vma, len(data))
     if header is not None:
         s.version, s.abi = header.version, header.abi
@@ -55,7 +56,7 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
         header = check_section(ctx)
     ctx.finish()
     result.findings = ctx.findings
-    result.sections.append(_summary(name, vma, data, ctx, header))
+    result.sections.append(_summary(name, vma, data, header))
     return result
 
 
@@ -84,7 +85,7 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
         E.check_function_ranges(ctx, info, ctx.ranges)
         ctx.finish()
         result.findings.extend(ctx.findings)
-        result.sections.append(_summary(sec.name, sec.vma, sec.data, ctx, header))
+        result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
     return result
 
 

@@ -51,16 +51,21 @@ class _Out:
         print(f"{path}: {message}", file=sys.stderr)
 
 
+def _read_raw(path: str, out: _Out) -> bytes | None:
+    """A bare section file's bytes, or None after reporting why it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        out.err(path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
+        return None
+
+
 def _sections(path: str, args: argparse.Namespace, out: _Out):
     """(name, vma, bytes) for each SFrame section of `path`, or None after reporting."""
     if args.raw:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            out.err(path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
-            return None
-        return None, [(args.section or ".sframe", args.vma, data)]
+        data = _read_raw(path, out)
+        return None if data is None else (None, [(args.section or ".sframe", args.vma, data)])
     try:
         info = load_elf(path)
     except ElfError as exc:
@@ -120,14 +125,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
     colour = sys.stdout.isatty() and not args.no_color
+    out = _Out()
     status = EXIT_OK
     for path in args.files:
         if args.raw:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError as exc:
-                print(f"{path}: error: cannot read file: {exc.strerror or exc}", file=sys.stderr)
+            data = _read_raw(path, out)
+            if data is None:
                 status = EXIT_USAGE
                 continue
             res = check_section_bytes(data, path, args.vma, options=options)

@@ -13,6 +13,7 @@ from functools import cache
 
 from ..errors import DecodeError
 from . import constants as C
+from .layout import fre_size
 from .model import FDE, FRE, Header, Section
 from .reader import Reader
 
@@ -199,8 +200,8 @@ class Decoder:
         h = self.header
         first = h.fres_start + fde.fre_off
         end = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
-        for fre in fde.fres:
-            end = fre.offset + C.FRE_ADDR_SIZE[fde.fre_type] + 1 + fre.count * fre.word_size
+        if fde.fres:
+            end = fde.fres[-1].offset + fre_size(fde.fres[-1], fde.fre_type)
         return first, end
 
 

@@ -7,10 +7,13 @@ against the FRE sub-section before looping.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.datawords import cfa_offset
 from ..format.decode import Decoder, byte_order, decode_header
+from ..format.layout import fre_size
 from ..format.model import FDE, FRE, Header
 from . import fde as F
 from . import fre as R
@@ -75,9 +78,7 @@ def _walk(ctx: SectionContext, h: Header) -> None:
     total_fres = walked = 0
     complete = readable == n
     blocks: list[tuple[int, int, int]] = []
-    ranges: list[tuple[int, int, int]] = []
     prev_pc: int | None = None
-    unsorted = 0
     for i in range(readable):
         off = dec.fde_offset(i)
         try:
@@ -88,27 +89,31 @@ def _walk(ctx: SectionContext, h: Header) -> None:
             continue
         # Objects carry PC-relative relocations on the start field whatever the flags say
         # (the cause of ld/32666), so after relocation their starts are field-relative.
-        pc = ctx.vma + fde.start + (off if h.pcrel or ctx.relocatable else 0)
+        pc = h.func_start(i, fde.start, ctx.vma, field_relative=h.pcrel or ctx.relocatable)
         loc = {"offset": off, "fde": i, "pc": pc}
+        ctx.ranges.append((pc, fde.size, i))
+        if (h.sorted and not ctx.relocatable and prev_pc is not None and pc < prev_pc
+                and not ctx.counts[F.UNSORTED.id]):
+            ctx.emit(F.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
+                     f"{prev_pc:#x}", **loc)
+        prev_pc = pc
         _check_fde(ctx, h, fde, loc)
         total_fres += fde.num_fres
         first = h.fres_start + fde.fre_off
-        pos = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
-        fres: list[FRE] = []
-        end = pos
         if walked > h.fre_len:  # aliasing blocks: stop before the work outgrows the input
             if not ctx.counts[L.FRE_OVERLAP.id]:
                 ctx.emit(L.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
                          f"{h.fre_len:#x}-byte FRE sub-section; FREs of later FDEs not "
                          "walked", offset=first, fde=i)
             complete = False
-            ranges.append((pc, fde.size, i))
-            ctx.ranges.append((pc, fde.size, i))
             continue
+        end = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
+        fres: list[FRE] = []
         try:
-            for fre in dec.iter_fres(i, fde.fre_type, fde.num_fres, pos):
+            for fre in dec.iter_fres(i, fde.fre_type, fde.num_fres, end):
                 fres.append(fre)
-                end = fre.offset + C.FRE_ADDR_SIZE[fde.fre_type] + 1 + fre.count * fre.word_size
+            if fres:
+                end = fres[-1].offset + fre_size(fres[-1], fde.fre_type)
         except DecodeError as exc:
             complete = False
             if exc.field == "fre_info":
@@ -120,14 +125,6 @@ def _walk(ctx: SectionContext, h: Header) -> None:
             blocks.append((first, end, i))
             walked += end - first
         _check_fres(ctx, h, fde, fres, pc, loc)
-        ranges.append((pc, fde.size, i))
-        ctx.ranges.append((pc, fde.size, i))
-        if h.sorted and not ctx.relocatable and prev_pc is not None and pc < prev_pc:
-            unsorted += 1
-            if unsorted == 1:
-                ctx.emit(F.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
-                         f"{prev_pc:#x}", **loc)
-        prev_pc = pc
     if complete:
         if total_fres != h.num_fres:
             ctx.emit(L.NUM_FRES, f"FDEs hold {total_fres} FREs, the header says {h.num_fres}",
@@ -135,7 +132,7 @@ def _walk(ctx: SectionContext, h: Header) -> None:
         if walked != h.fre_len and h.fres_end <= size:
             ctx.emit(L.FRE_LEN, f"FRE blocks use {walked:#x} bytes, sfh_fre_len is "
                      f"{h.fre_len:#x}", offset=0x10)
-    _check_overlaps(ctx, blocks, [] if ctx.relocatable else ranges)
+    _check_overlaps(ctx, blocks, [] if ctx.relocatable else ctx.ranges)
     end = max(fdes_end, h.fres_end)
     tail = ctx.data[end:]
     if tail.strip(b"\0"):
@@ -205,77 +202,82 @@ def _check_fres(ctx: SectionContext, h: Header, fde: FDE, fres: list[FRE], pc: i
     aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
     max_reg = MAX_REG.get(h.abi, 31)
     prev = None
-    for j, fre in enumerate(fres):
-        floc = dict(loc, offset=fre.offset, fre=j,
+
+    def floc() -> dict:
+        """The current FRE's location: built only when a finding needs it, not per FRE."""
+        return dict(loc, offset=fre.offset, fre=j,
                     fre_pc=fre.start if fde.pcmask else pc + fre.start)
+
+    for j, fre in enumerate(fres):  # noqa: B007  (floc reads j and fre)
         n = fre.count
         if n * fre.word_size > C.MAX_DATAWORD_BYTES:
-            ctx.emit(R.DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc)
+            ctx.emit(R.DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
         if n not in legal:
             kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
             ctx.emit(R.WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
-                     f"{', '.join(map(str, sorted(legal)))})", **floc)
+                     f"{', '.join(map(str, sorted(legal)))})", **floc())
         if fre.mangled_ra and not aarch64:
-            ctx.emit(R.MANGLED_ABI, f"fre_info {fre.info:#04x}", **floc)
+            ctx.emit(R.MANGLED_ABI, f"fre_info {fre.info:#04x}", **floc())
         if prev is not None and fre.start <= prev:
-            ctx.emit(R.START_ORDER, f"start {fre.start:#x} after {prev:#x}", **floc)
+            ctx.emit(R.START_ORDER, f"start {fre.start:#x} after {prev:#x}", **floc())
         prev = fre.start
         if j == 0 and fre.start != 0:
-            ctx.emit(R.FIRST_START, f"first row starts at {fre.start:#x}", **floc)
+            ctx.emit(R.FIRST_START, f"first row starts at {fre.start:#x}", **floc())
         if fde.pcmask:
             if h.version > C.VERSION_1 and fde.rep_size and fre.start >= fde.rep_size:
                 ctx.emit(R.START_BEYOND_REP, f"start {fre.start:#x} >= rep_size "
-                         f"{fde.rep_size}", **floc)
+                         f"{fde.rep_size}", **floc())
         elif fre.start > fde.size:
             ctx.emit(R.START_BEYOND, f"start {fre.start:#x} > function size {fde.size:#x}",
-                     **floc)
+                     **floc())
         elif fre.start == fde.size and fde.size:
-            ctx.emit(R.START_AT_SIZE, f"start {fre.start:#x} == function size", **floc)
+            ctx.emit(R.START_AT_SIZE, f"start {fre.start:#x} == function size", **floc())
         if flex:
             _check_flex(ctx, fre, max_reg, floc)
         elif n:
             _check_default(ctx, h, fre, max_reg, floc)
 
 
-def _check_flex(ctx: SectionContext, fre: FRE, max_reg: int, floc: dict) -> None:
+def _check_flex(ctx: SectionContext, fre: FRE, max_reg: int, floc: Callable[[], dict]) -> None:
     n = fre.count
     if n < 2:
         return
     words = [fre.uword(k) or 0 for k in range(n)]
     if not words[0] & 1:
-        ctx.emit(R.FLEX_CFA_REG, f"CFA control word {words[0]:#x} has reg_p clear", **floc)
+        ctx.emit(R.FLEX_CFA_REG, f"CFA control word {words[0]:#x} has reg_p clear", **floc())
     ctl_positions = [0]
     if n >= 3:
         if words[2] == 0:
             if n != 5:
                 ctx.emit(R.FLEX_PADDING, f"RA padding word with {n} words (needs an FP pair: "
-                         "5 words)", **floc)
+                         "5 words)", **floc())
             if n >= 4:
                 ctl_positions.append(3)
         else:
             ctl_positions.append(2)
             if n == 5:
-                ctx.emit(R.FLEX_PADDING, "5 words but no padding in the RA position", **floc)
+                ctx.emit(R.FLEX_PADDING, "5 words but no padding in the RA position", **floc())
             if n >= 5:
                 ctl_positions.append(4)
     for k in ctl_positions[1:]:
         if k < n and words[k] == 0 and k != 2:
-            ctx.emit(R.FLEX_PADDING, f"zero control word at word {k}", **floc)
+            ctx.emit(R.FLEX_PADDING, f"zero control word at word {k}", **floc())
     for k in ctl_positions:
         if k < n and words[k] & 1 and (words[k] >> 3) > max_reg:
-            ctx.emit(R.REGISTER, f"control word {k} names register {words[k] >> 3}", **floc)
+            ctx.emit(R.REGISTER, f"control word {k} names register {words[k] >> 3}", **floc())
 
 
-def _check_default(ctx: SectionContext, h: Header, fre: FRE, max_reg: int, floc: dict) -> None:
+def _check_default(ctx: SectionContext, h: Header, fre: FRE, max_reg: int,
+                   floc: Callable[[], dict]) -> None:
     cfa = cfa_offset(h, fre, False)
     if fre.base_sp and cfa is not None and (cfa < 0 or cfa % 8):
-        ctx.emit(R.CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc)
+        ctx.emit(R.CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
     if h.abi != C.ABI_S390X_BE:
         return
     for k in range(1, fre.count):
         w = fre.words[k]
         if w & 1:
             if h.version >= C.VERSION_3:
-                ctx.emit(R.S390X_REGNUM, f"word {k} is {w}", **floc)
+                ctx.emit(R.S390X_REGNUM, f"word {k} is {w}", **floc())
             elif (w >> 1) > max_reg or w < 0:
-                ctx.emit(R.REGISTER, f"word {k} encodes register {w >> 1}", **floc)
+                ctx.emit(R.REGISTER, f"word {k} encodes register {w >> 1}", **floc())
