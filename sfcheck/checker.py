@@ -21,6 +21,7 @@ class Options:
     enable: set[str] = field(default_factory=set)  # rule IDs or groups switched on
     disable: set[str] = field(default_factory=set)  # rule IDs or groups switched off
     require_sframe: bool = False
+    profile: str = "strict"  # a consumer profile name (sfcheck.profiles)
 
     def enabled(self, rule: Rule) -> bool:
         if rule.id in self.enable:
@@ -33,6 +34,9 @@ class Options:
         for name in self.enable | self.disable:
             if name not in RULES and name not in GROUPS:
                 raise ValueError(f"unknown rule or group: {name}")
+        from .profiles import PROFILE_NAMES
+        if self.profile not in PROFILE_NAMES:
+            raise ValueError(f"unknown profile: {self.profile} (one of {', '.join(PROFILE_NAMES)})")
 
 
 def _summary(name: str, vma: int, data: bytes, header: Header | None) -> SectionSummary:

@@ -117,7 +117,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .result import Severity
 
     options = Options(enable=set(args.enable), disable=set(args.disable),
-                      require_sframe=args.require_sframe)
+                      require_sframe=args.require_sframe, profile=args.profile)
     try:
         options.validate()
     except ValueError as exc:
@@ -218,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     check.add_argument("--no-color", action="store_true", help="no colour even on a terminal")
+    from .profiles import PROFILE_NAMES
+    check.add_argument("--profile", choices=PROFILE_NAMES, default="strict",
+                       help="judge as this reader would (default strict: every rule); "
+                            "see `sfcheck profiles`")
     check.set_defaults(func=cmd_check)
 
     rules = sub.add_parser("rules", help="list the rules by group")
