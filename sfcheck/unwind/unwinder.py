@@ -24,8 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..format import constants as C
-from ..format.datawords import cfa_scale, s390x_regnum
-from ..format.model import FRE, Header
+from ..format.fre_rules import RegRule, fre_rules
 from .abi import ABIS, Abi
 from .memory import ADDR_MASK, Memory, read_word
 from .table import Miss, Row, SFrameTable, TableSet
@@ -98,15 +97,6 @@ class Stop:
 
     def __str__(self) -> str:
         return f"{self.reason.value}: {self.detail}" if self.detail else self.reason.value
-
-
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """value = (base register or CFA) + offset, then loaded from memory if deref."""
-
-    reg: int | None  # DWARF register; None means "the CFA"
-    offset: int
-    deref: bool
 
 
 class _StepFail(Exception):
@@ -225,8 +215,7 @@ class Unwinder:
             raise _StepFail(StopReason.MALFORMED, f"{table.name}: FDE[{row.fde_index}] has "
                             f"unknown FDE type {row.fde.fde_type}", row.fde.offset)
         try:
-            cfa_rule, ra_rule, fp_rule = (_flex_rules(h, fre, self.abi) if flex
-                                          else _default_rules(h, fre, self.abi))
+            cfa_rule, ra_rule, fp_rule = fre_rules(h, flex, fre, self.abi)
         except ValueError as exc:
             raise _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}",
                             fre.offset) from None
@@ -270,7 +259,7 @@ class Unwinder:
             raise _StepFail(StopReason.MISALIGNED_CFA,
                             f"{where}: CFA {cfa:#x} is not {ws}-byte aligned")
 
-        def apply(rule: _Rule | None, current: int | None, what: str) -> int:
+        def apply(rule: RegRule | None, current: int | None, what: str) -> int:
             if rule is None:  # not saved: still in its register
                 if current is None:
                     raise _StepFail(StopReason.REGISTER_UNAVAILABLE,
@@ -298,54 +287,3 @@ _MISS_REASON = {
     "signal": StopReason.SIGNAL_FRAME,
     "malformed": StopReason.MALFORMED,
 }
-
-
-def _default_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Rule | None]:
-    """DEFAULT FREs: w0 CFA; then RA unless the header fixes it; then FP unless fixed."""
-    words = list(fre.words)
-    cfa = _Rule(abi.sp if fre.base_sp else abi.fp, cfa_scale(h, words.pop(0)), False)
-    ra_off: int | None = h.fixed_ra or None
-    if ra_off is None and words:
-        ra_off = words.pop(0)
-    fp_off: int | None = h.fixed_fp or None
-    if fp_off is None and words:
-        fp_off = words.pop(0)
-    if words:
-        raise ValueError(f"{fre.count} data words, {len(words)} more than the ABI uses")
-    return cfa, _saved(h, ra_off), _saved(h, fp_off)
-
-
-def _saved(h: Header, off: int | None) -> _Rule | None:
-    """A DEFAULT RA/FP word: a CFA-relative slot, or (s390x) not saved / in a register."""
-    if off is None or off == C.RA_OFFSET_INVALID:  # 0 is s390x padding: not saved
-        return None
-    regnum = s390x_regnum(h, off)
-    if regnum is not None:  # v2 s390x: the value lives in another register
-        return _Rule(regnum, 0, False)
-    return _Rule(None, off, True)
-
-
-def _flex_rules(h: Header, fre: FRE, abi: Abi) -> tuple[_Rule, _Rule | None, _Rule | None]:
-    """FLEX FREs: (control, offset) pairs for CFA, then RA, then FP; a zero control
-    word is a single padding word meaning "no rule" (kernel __read_flex_fde_fre_datawords)."""
-    mask = (1 << (8 * fre.word_size)) - 1
-    words = list(fre.words)
-    if len(words) < 2:
-        raise ValueError(f"flex FRE with {len(words)} data word(s); the CFA rule needs 2")
-    ctl, off = words[0] & mask, words[1]
-    if not ctl & 1:
-        raise ValueError("flex CFA rule is not register-based (reg_p clear)")
-    cfa = _Rule(ctl >> 3, cfa_scale(h, off), bool(ctl & 2))
-    rest = words[2:]
-    rules: list[_Rule | None] = []
-    for fixed in (h.fixed_ra, h.fixed_fp):
-        rule = _Rule(None, fixed, True) if fixed else None
-        if len(rest) >= 2:
-            ctl = rest.pop(0) & mask
-            if ctl:
-                off = rest.pop(0)
-                rule = _Rule(ctl >> 3 if ctl & 1 else None, off, bool(ctl & 2))
-        rules.append(rule)
-    if rest:
-        raise ValueError(f"flex FRE has {len(rest)} data word(s) left over")
-    return cfa, rules[0], rules[1]
