@@ -30,6 +30,7 @@ class Location:
     pc: int | None = None  # the FDE's function start
     fre: int | None = None
     fre_pc: int | None = None
+    function: str | None = None  # symbol of the FDE's function, when a scan looked it up
 
     def describe(self) -> str:
         parts = []
@@ -50,6 +51,7 @@ class Finding:
     severity: Severity
     message: str
     location: Location
+    waived: str | None = None  # the waiver's reason, if a waiver covers this finding
 
     def text(self) -> str:
         where = self.location.describe()
@@ -74,11 +76,28 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     sections: list[SectionSummary] = field(default_factory=list)
     error: str | None = None  # the file could not be read at all
+    package: str | None = None  # for an archive member: the archive (as named on input)
+    member: str | None = None  # ... and the member's path inside it
 
     def worst(self) -> Severity | None:
-        return max((f.severity for f in self.findings), default=None)
+        """The highest severity among findings not waived."""
+        return max((f.severity for f in self.findings if f.waived is None), default=None)
+
+
+@dataclass(slots=True)
+class Skipped:
+    """Inputs a scan passed over without checking."""
+
+    non_elf: int = 0  # regular files or members that are neither ELF nor an archive
+    links: int = 0  # symlinks and hard links (never followed inside a tree or archive)
+    special: int = 0  # devices, FIFOs, sockets
 
 
 @dataclass(slots=True)
 class Result:
+    """A whole scan: every checked file in input order, and what was passed over."""
+
     files: list[FileResult] = field(default_factory=list)
+    skipped: Skipped = field(default_factory=Skipped)
+    # Waivers that covered no finding, each as Waiver.as_dict() (sfcheck.waivers).
+    unused_waivers: list[dict[str, object]] = field(default_factory=list)

@@ -1,0 +1,160 @@
+"""The safety rules every archive reader obeys, in one place.
+
+Archives are never extracted: members are read into memory one at a time.
+What is still checked, because a hostile package is exactly what a gate sees:
+
+- member names: no absolute paths, no `..` that climbs out of the archive root,
+  no member reached through a symlink member (the classic `link -> /etc`,
+  `link/passwd` pair), no hard link to a target outside the archive;
+- size: the uncompressed bytes read from one archive (including every nested
+  layer) and the number of members are bounded, so a compression bomb or a
+  million-entry archive stops with a clear error instead of filling memory;
+- symlinks, hard links, devices, FIFOs and directories are never read (they
+  hold no ELF bytes of their own) and are counted as skipped.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+
+from ..errors import SfcheckError
+
+GiB = 1 << 30
+
+# Decompression and container errors that mean "this archive is corrupt or cut short".
+# Readers translate them into ArchiveError; anything else is a bug in sfcheck.
+CORRUPT_ERRORS: tuple[type[BaseException], ...] = (
+    EOFError, OSError, ValueError, KeyError, IndexError, UnicodeDecodeError, OverflowError,
+    struct.error)
+
+EntryType = Literal["file", "dir", "symlink", "hardlink", "other"]
+
+
+@dataclass(slots=True)
+class Entry:
+    """One member of an archive layer, as a reader yields it."""
+
+    name: str  # as stored in the archive
+    type: EntryType
+    stream: BinaryIO | None = None  # a file's bytes; valid only until the next entry
+    linkname: str = ""
+
+
+Entries = Iterator[Entry]
+
+
+class ArchiveError(SfcheckError):
+    """An archive that cannot or must not be read; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_bytes: int = 8 * GiB  # uncompressed bytes read from one top-level input
+    max_members: int = 1_000_000  # members (of every nested layer) in one top-level input
+    max_depth: int = 2  # package -> .a -> member; deeper nesting is not expanded
+
+    def __post_init__(self) -> None:
+        if self.max_bytes <= 0 or self.max_members <= 0:
+            raise ValueError("archive limits must be positive")
+
+
+class Budget:
+    """What one top-level input may still consume; shared by its nested layers."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.bytes = 0
+        self.members = 0
+
+    def take_bytes(self, n: int) -> None:
+        if self.bytes + n > self.limits.max_bytes:
+            raise ArchiveError(
+                f"archive expands to more than {self.limits.max_bytes} bytes "
+                "(decompression bomb?); raise --max-archive-bytes if it is genuine")
+        self.bytes += n
+
+    def take_member(self) -> None:
+        self.members += 1
+        if self.members > self.limits.max_members:
+            raise ArchiveError(
+                f"archive has more than {self.limits.max_members} members; "
+                "raise --max-archive-members if it is genuine")
+
+
+class BoundedStream(io.RawIOBase):
+    """A read-only stream over a decompressor that charges every byte to a Budget.
+
+    The charge is made before the read, so a single huge `read(n)` (tarfile reads
+    a whole pax header at once) is refused without being allocated.
+    """
+
+    def __init__(self, inner: io.BufferedIOBase | io.RawIOBase, budget: Budget) -> None:
+        self._inner = inner
+        self._budget = budget
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            chunks = []
+            while chunk := self.read(1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        room = self._budget.limits.max_bytes - self._budget.bytes
+        data = self._inner.read(min(size, room + 1))
+        self._budget.take_bytes(len(data))
+        return data
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _inside(path: str) -> str | None:
+    """`path` normalised relative to the archive root, or None if it climbs out."""
+    norm = posixpath.normpath(path)
+    if norm == ".":
+        return ""
+    if norm == ".." or norm.startswith("../"):
+        return None
+    return norm
+
+
+class PathGuard:
+    """Checks member names of one archive layer against traversal and symlink tricks."""
+
+    def __init__(self) -> None:
+        self._links: set[str] = set()  # normalised names of symlink members
+
+    def check(self, name: str) -> str:
+        """The normalised name of a member; ArchiveError if it is hostile."""
+        if "\x00" in name:
+            raise ArchiveError(f"member name contains a NUL byte: {name!r}")
+        if name.startswith("/"):
+            raise ArchiveError(f"member has an absolute path: {name}")
+        norm = _inside(name)
+        if norm is None:
+            raise ArchiveError(f"member path escapes the archive root: {name}")
+        parts = norm.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in self._links:
+                raise ArchiveError(
+                    f"member {name} lies under symlink member {'/'.join(parts[:i])} "
+                    "(symlink escape)")
+        return norm
+
+    def symlink(self, name: str) -> None:
+        """Remember a symlink member; it is never followed, and nothing may lie under it."""
+        self._links.add(self.check(name))
+
+    def hardlink(self, name: str, target: str) -> None:
+        self.check(name)
+        if target.startswith("/") or _inside(target) is None:
+            raise ArchiveError(f"hard link {name} points outside the archive: {target}")

@@ -1,0 +1,47 @@
+"""tar archives (plain or compressed; also a .deb's data.tar), read as a stream with tarfile."""
+
+from __future__ import annotations
+
+import tarfile
+from typing import BinaryIO
+
+from .compress import decompressed, sniff
+from .limits import Budget, Entries, Entry, EntryType
+
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".tar.zstd",
+                ".tar.bz2", ".tbz2", ".tbz")
+
+
+def is_tar_head(head: bytes) -> bool:
+    """An uncompressed tar: POSIX/GNU `ustar` magic in the first header block."""
+    return head[257:262] == b"ustar"
+
+
+def _type(info: tarfile.TarInfo) -> EntryType:
+    if info.isreg():
+        return "file"
+    if info.isdir():
+        return "dir"
+    if info.issym():
+        return "symlink"
+    if info.islnk():
+        return "hardlink"
+    return "other"  # character/block devices, FIFOs: never read
+
+
+def tar_entries(raw: BinaryIO, budget: Budget) -> Entries:
+    """Entries of a tar stream, compressed with gzip/xz/zstd/bzip2 or not (sniffed)."""
+    head = raw.read(8)
+    raw.seek(0)
+    stream = decompressed(raw, sniff(head), budget)
+    # Stream mode ("r|"): one forward pass, no seeking, nothing written to disk.
+    with tarfile.open(fileobj=stream, mode="r|") as tf:
+        while True:
+            info = tf.next()
+            if info is None:
+                return
+            tf.members.clear()  # stream mode keeps every TarInfo otherwise
+            budget.take_member()
+            kind = _type(info)
+            data = tf.extractfile(info) if kind == "file" else None
+            yield Entry(info.name, kind, data, info.linkname)
