@@ -30,7 +30,9 @@ from sfcheck.errors import ElfError
 __all__ = [
     "PT_GNU_SFRAME",
     "SHT_GNU_SFRAME",
+    "CfiView",
     "ElfSFrameInfo",
+    "FuncSymbol",
     "LoadSegment",
     "SFrameSection",
     "SFrameSegment",
@@ -163,6 +165,33 @@ class LoadSegment:
 
 
 @dataclass(frozen=True)
+class FuncSymbol:
+    """A function symbol, for naming code in findings."""
+
+    addr: int
+    size: int
+    name: str
+
+
+@dataclass(frozen=True)
+class CfiView:
+    """`.eh_frame` and the SFrame sections relocated against one address layout.
+
+    In linked files that is the file's own layout.  In a ``.o`` every section
+    has address 0, so functions in different text sections would collide: each
+    allocated section gets a distinct synthetic address instead, and both
+    sections are relocated against it, which keeps their PCs comparable.
+    """
+
+    eh_frame: bytes | None  # None: the file has no .eh_frame
+    eh_frame_vma: int
+    sframe: tuple[tuple[int, bytes], ...]  # per ElfSFrameInfo.sections: (vma, data)
+    symbols: tuple[FuncSymbol, ...]  # sorted by address
+    text_ranges: tuple[TextRange, ...]
+    error: str | None = None  # why .eh_frame could not be prepared
+
+
+@dataclass(frozen=True)
 class ElfSFrameInfo:
     """Everything the SFrame checker needs to know about one ELF file."""
 
@@ -176,6 +205,7 @@ class ElfSFrameInfo:
     sframe_segments: tuple[SFrameSegment, ...]
     load_segments: tuple[LoadSegment, ...]
     text_ranges: tuple[TextRange, ...]
+    cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
 
 
 @dataclass(frozen=True)
@@ -192,6 +222,7 @@ class _Shdr:
     link: int
     info: int
     entsize: int
+    addralign: int = 0
 
 
 @dataclass(frozen=True)
@@ -219,12 +250,16 @@ def is_elf(data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]
 
 
 def load_elf(
-    source: str | os.PathLike[str] | bytes | bytearray | memoryview, name: str | None = None
+    source: str | os.PathLike[str] | bytes | bytearray | memoryview,
+    name: str | None = None,
+    cfi: bool = False,
 ) -> ElfSFrameInfo:
     """Read an ELF file (path or bytes) and return its SFrame data and context.
 
     ``name`` labels the input in the result and in error messages (it defaults
-    to the path, or ``"<bytes>"``).  Raises :class:`ElfError` on any problem.
+    to the path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame`
+    cross-check inputs (:class:`CfiView`).  Raises :class:`ElfError` on any
+    problem with the SFrame side; `.eh_frame` problems only set ``cfi.error``.
     """
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
@@ -242,7 +277,7 @@ def load_elf(
     if not data.startswith(ELF_MAGIC):
         raise ElfError("not an ELF file", label)
     try:
-        return _Loader(data, label).load()
+        return _Loader(data, label).load(cfi)
     except ElfError:
         raise
     except _PARSE_ERRORS as exc:
@@ -309,8 +344,10 @@ class _Loader:
             fields = struct.unpack_from(self.order + "IIQQQQIIQQ", self.data, off)
         else:
             fields = struct.unpack_from(self.order + "IIIIIIIIII", self.data, off)
-        name_off, sh_type, flags, addr, offset, size, link, info, _align, entsize = fields
-        return _Shdr(index, name_off, sh_type, flags, addr, offset, size, link, info, entsize)
+        name_off, sh_type, flags, addr, offset, size, link, info, align, entsize = fields
+        return _Shdr(
+            index, name_off, sh_type, flags, addr, offset, size, link, info, entsize, align
+        )
 
     def _section_headers(self) -> list[_Shdr]:
         shoff = self.elf["e_shoff"]
@@ -409,7 +446,13 @@ class _Loader:
                 yield r_offset, r_info >> 8, r_info & 0xFF, addend
 
     def _symbol_value(
-        self, shdrs: list[_Shdr], names: list[str], symtab_index: int, sym: int, where: str
+        self,
+        shdrs: list[_Shdr],
+        names: list[str],
+        symtab_index: int,
+        sym: int,
+        where: str,
+        bases: dict[int, int] | None = None,
     ) -> int:
         """S for a relocation: st_value, plus its section's address if it has one."""
         if sym == 0:
@@ -440,15 +483,22 @@ class _Loader:
                 raise self._fail(f"{where}: symbol {sym} refers to missing section {shndx}")
             # Section symbols (and symbols defined in a section) are relative
             # to that section; in .o files sh_addr is 0, but be general.
-            value += shdrs[shndx].addr
+            value += shdrs[shndx].addr if bases is None else bases.get(shndx, 0)
         # SHN_ABS/SHN_COMMON/SHN_XINDEX: use st_value as is (SHN_XINDEX would
         # need .symtab_shndx; SFrame relocations never use such symbols).
         return value
 
     def _relocate(
-        self, sf: _Shdr, raw: bytes, shdrs: list[_Shdr], names: list[str]
+        self,
+        sf: _Shdr,
+        raw: bytes,
+        shdrs: list[_Shdr],
+        names: list[str],
+        bases: dict[int, int] | None = None,
     ) -> tuple[bytes, int]:
-        """Apply every REL/RELA section targeting ``sf`` to a copy of ``raw``."""
+        """Apply every REL/RELA section targeting ``sf`` to a copy of ``raw``.
+
+        ``bases`` overrides section addresses (the synthetic .o layout)."""
         buf = bytearray(raw)
         applied = 0
         types = _RELOC_TYPES.get(self.machine, {})
@@ -472,14 +522,14 @@ class _Loader:
                         f"{where}: r_offset {r_offset:#x} + {width} outside section "
                         f"{names[sf.index]} (size {len(buf):#x})"
                     )
-                s = self._symbol_value(shdrs, names, rs.link, sym, where)
+                s = self._symbol_value(shdrs, names, rs.link, sym, where, bases)
                 if addend is None:  # REL: the addend is what is stored in place
                     addend = int.from_bytes(
                         buf[r_offset : r_offset + width], self.byteorder, signed=True
                     )
                 value = s + addend
                 if pcrel:
-                    value -= sf.addr + r_offset
+                    value -= (sf.addr if bases is None else bases.get(sf.index, 0)) + r_offset
                 mask = (1 << (8 * width)) - 1
                 buf[r_offset : r_offset + width] = (value & mask).to_bytes(width, self.byteorder)
                 applied += 1
@@ -487,13 +537,97 @@ class _Loader:
 
     # -- main ------------------------------------------------------------
 
-    def load(self) -> ElfSFrameInfo:
+    # -- .eh_frame cross-check inputs ------------------------------------
+
+    def _layout(self, shdrs: list[_Shdr], is_rel: bool) -> dict[int, int]:
+        """Section index -> address: the file's own, or distinct synthetic ones in a .o."""
+        if not is_rel:
+            return {sh.index: sh.addr for sh in shdrs}
+        bases, cursor = {}, 0x1000
+        for sh in shdrs:
+            if sh.index and sh.flags & SHF_ALLOC:
+                align = max(16, sh.addralign) if 0 < sh.addralign <= 1 << 16 else 16
+                cursor = (cursor + align - 1) // align * align
+                bases[sh.index] = cursor
+                cursor += max(sh.size, 1) if sh.size < 1 << 40 else 1
+        return bases
+
+    def _func_symbols(
+        self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int]
+    ) -> tuple[FuncSymbol, ...]:
+        """STT_FUNC symbols of .symtab (else .dynsym), at their layout addresses."""
+        tables = [sh for sh in shdrs if sh.type == SHT_SYMTAB] or [
+            sh for sh in shdrs if sh.type == SHT_DYNSYM
+        ]
+        if not tables:
+            return ()
+        st = tables[0]
+        raw = self._section_bytes(st, names[st.index])
+        if not 0 < st.link < len(shdrs):
+            return ()
+        strtab = self._section_bytes(shdrs[st.link], names[st.link])
+        entsize = 24 if self.elfclass == 64 else 16
+        fmt = self.order + ("IBBHQQ" if self.elfclass == 64 else "IIIBBH")
+        out = []
+        for off in range(entsize, len(raw) - entsize + 1, entsize):
+            if self.elfclass == 64:
+                name_off, info, _o, shndx, value, size = struct.unpack_from(fmt, raw, off)
+            else:
+                name_off, value, size, info, _o, shndx = struct.unpack_from(fmt, raw, off)
+            if info & 0xF != 2 or not SHN_UNDEF < shndx < SHN_LORESERVE:  # STT_FUNC, defined
+                continue
+            end = strtab.find(b"\0", name_off)
+            name = strtab[name_off:end].decode("utf-8", "replace") if 0 <= name_off < end else "?"
+            addr = value + (bases.get(shndx, 0) if self.is_rel else 0)
+            out.append(FuncSymbol(addr, size, name))
+        out.sort(key=lambda f: (f.addr, -f.size, f.name))
+        return tuple(out)
+
+    def _cfi_view(
+        self, shdrs: list[_Shdr], names: list[str], sections: list[SFrameSection]
+    ) -> CfiView:
+        bases = self._layout(shdrs, self.is_rel)
+        sframe = []
+        for sec in sections:
+            data = sec.data
+            if self.is_rel and sec.raw_data:
+                data, _n = self._relocate(shdrs[sec.index], sec.raw_data, shdrs, names, bases)
+            sframe.append((bases.get(sec.index, sec.vma), data))
+        text = sorted(
+            (
+                TextRange(name, bases[sh.index], bases[sh.index] + sh.size)
+                for sh, name in zip(shdrs, names, strict=True)
+                if sh.index in bases and sh.flags & SHF_EXECINSTR and sh.size > 0
+            ),
+            key=lambda r: (r.start, r.end, r.name),
+        ) or self.text_ranges
+        eh = next(
+            (sh for sh, name in zip(shdrs, names, strict=True)
+             if name == ".eh_frame" and sh.type != SHT_NOBITS),
+            None,
+        )
+        eh_data, eh_vma, error = None, 0, None
+        try:
+            symbols = self._func_symbols(shdrs, names, bases)
+        except (ElfError, *_PARSE_ERRORS) as exc:
+            symbols, error = (), f"symbol table: {getattr(exc, 'message', exc)}"
+        if eh is not None:
+            try:
+                eh_data = self._section_bytes(eh, ".eh_frame")
+                if self.is_rel:
+                    eh_data, _n = self._relocate(eh, eh_data, shdrs, names, bases)
+                eh_vma = bases.get(eh.index, eh.addr)
+            except (ElfError, *_PARSE_ERRORS) as exc:
+                eh_data, error = None, f".eh_frame: {getattr(exc, 'message', exc)}"
+        return CfiView(eh_data, eh_vma, tuple(sframe), symbols, tuple(text), error)
+
+    def load(self, cfi: bool = False) -> ElfSFrameInfo:
         shdrs = self._section_headers()
         names = self._section_names(shdrs)
         phdrs = self._program_headers(shdrs)
         e_type = self.elf["e_type"]
         e_machine = self.elf["e_machine"]
-        is_rel = e_type == "ET_REL"
+        is_rel = self.is_rel = e_type == "ET_REL"
 
         sections = []
         for sh, name in zip(shdrs, names, strict=True):
@@ -544,6 +678,8 @@ class _Loader:
                 if seg.flags & PF_X and seg.memsz > 0
             ]
         ranges.sort(key=lambda r: (r.start, r.end, r.name))
+        self.text_ranges = ranges
+        view = self._cfi_view(shdrs, names, sections) if cfi else None
 
         return ElfSFrameInfo(
             path=self.label,
@@ -556,4 +692,5 @@ class _Loader:
             sframe_segments=sframe_segments,
             load_segments=load_segments,
             text_ranges=tuple(ranges),
+            cfi=view,
         )

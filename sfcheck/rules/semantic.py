@@ -1,0 +1,465 @@
+"""Semantic rules: does the SFrame data say what `.eh_frame` says, PC by PC?
+
+For every SFrame FDE the rows of the `.eh_frame` FDEs covering the same PCs are
+merged with the FRE rows (one pass over both row lists, not one lookup per PC;
+only PCs whose CFA is a DWARF expression, i.e. PLT entries, are evaluated one by
+one), and the CFA, RA and FP rules are compared on every PC interval where
+neither side changes. Mismatches are reported once per FDE and kind, with the
+first differing range and both rules.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
+from ..elf import CfiView, ElfSFrameInfo, FuncSymbol
+from ..errors import DecodeError
+from ..format import constants as C
+from ..format.abi import ABIS, Abi
+from ..format.decode import Decoder
+from ..format.fre_rules import RegRule, fre_rules
+from ..format.model import FDE, Header
+from ..result import Severity
+from .context import SectionContext
+from .registry import Rule as RuleDef
+from .registry import rule
+
+_DROPS = """Where gas documentedly records less than .eh_frame, nothing is reported: SFrame
+    keeps only the CFA, RA and FP (other callee-saved registers are ignored); on x86-64 the RA
+    is always at CFA-8 (the fixed RA offset); an FP or RA with no rule, the same-value rule or
+    (FP) an undefined rule all mean "not saved"; .cfi_remember_state/.cfi_restore_state are
+    flattened into plain rows; rows at or past the function end are unused; the aarch64
+    pointer-authentication state (.cfi_negate_ra_state) is a separate FRE bit, not compared;
+    functions gas cannot describe (DRAP and other stack realignment, a CFA in a register other
+    than SP/FP, .cfi_escape with unknown effects, an RA not at a fixed CFA offset) get no
+    SFrame FDE at all and are reported as coverage, not as a mismatch."""
+
+CFA_MISMATCH = rule(
+    "semantic-cfa-mismatch", "semantic", "error", "CFA rule differs from .eh_frame",
+    f"""At these PCs the SFrame FRE gives a different CFA (base register or offset) than the
+    DWARF CFI in .eh_frame, which compilers, debuggers and C++ exception handling use. An
+    unwinder that trusts SFrame computes a wrong CFA, so a wrong return address and caller,
+    for every sample taken there. {_DROPS}""",
+    "Regenerate the SFrame section from the same CFI (a fixed gas/ld); compare `objdump "
+    "--sframe` with `readelf --debug-dump=frames-interp` at the PC shown.")
+RA_MISMATCH = rule(
+    "semantic-ra-mismatch", "semantic", "error", "return-address rule differs from .eh_frame",
+    f"""The SFrame FRE says the return address is somewhere else than .eh_frame does (another
+    CFA offset, not saved, or the outermost frame marker where .eh_frame has an RA, or the
+    other way round). {_DROPS}""",
+    "Regenerate the SFrame section; check .cfi_offset/.cfi_undefined of the RA column.")
+FP_MISMATCH = rule(
+    "semantic-fp-mismatch", "semantic", "error", "frame-pointer rule differs from .eh_frame",
+    f"""The SFrame FRE says the caller's frame pointer is saved somewhere else than .eh_frame
+    does (or saved where .eh_frame has it unsaved, or the reverse). The CFA of the next frame
+    up is then wrong whenever that frame's CFA is FP-based. {_DROPS}""",
+    "Regenerate the SFrame section; check .cfi_offset/.cfi_restore of the frame pointer.")
+NO_SFRAME_FDE = rule(
+    "semantic-no-sframe-fde", "semantic", "info", ".eh_frame FDE without SFrame FDE",
+    """A function described by .eh_frame has no SFrame FDE, so SFrame-only unwinders (the
+    kernel, glibc's backtrace) cannot unwind through it. gas leaves such functions out on
+    purpose when SFrame cannot express their CFI (DRAP or other stack realignment, a CFA in a
+    register other than SP/FP, .cfi_escape, an unusual RA rule); start files and objects not
+    assembled with --gsframe have none either. The message names the function and, where the
+    CFI shows it, the reason. Only part of a function being covered is a warning.""",
+    "Nothing to do for the known gas cases; build every object with -Wa,--gsframe.")
+NO_EH_FDE = rule(
+    "semantic-no-eh-frame-fde", "semantic", "warning", "SFrame FDE without .eh_frame FDE",
+    """Code that an SFrame FDE describes is not covered by any .eh_frame FDE. gas derives SFrame
+    from the same CFI directives, and ld generates both for its PLT sections, so in a file that
+    has .eh_frame this points at a function start or size that is wrong in one of the two.""",
+    "Check the FDE's start address and size against the symbol table and .eh_frame.")
+OPAQUE = rule(
+    "semantic-not-compared", "semantic", "info", "CFI rule sfcheck cannot compare",
+    """.eh_frame gives a rule as a DWARF expression outside the subset sfcheck evaluates
+    (register plus constant, optionally loaded, with arithmetic on the PC as in PLT entries),
+    so those PCs were not compared.""",
+    "Nothing to do; report the expression to sfcheck if it is common.")
+NO_EH_FRAME = rule(
+    "semantic-no-eh-frame", "semantic", "info", "no usable .eh_frame to cross-check against",
+    """The file has no .eh_frame section (built with -fno-asynchronous-unwind-tables and
+    .cfi_sections .sframe only, or stripped), or it could not be decoded (then a warning with
+    the decoder's message), so the SFrame data was not compared with DWARF CFI.""",
+    "Nothing to do if .eh_frame is absent on purpose.")
+TRUNCATED = rule(
+    "semantic-truncated", "semantic", "info", "cross-check stopped early",
+    """The cross-check compares at most a fixed number of PC intervals per section (a bound
+    proportional to the section sizes) so hostile input cannot make it run for long. The rest
+    of the section was not compared.""",
+    "Nothing to do unless the section is very large: then report it.")
+
+# Work bound: compared intervals per section, beyond the rows both sides store.
+MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
+
+
+@dataclass
+class Mismatch:
+    """Where SFrame and .eh_frame disagree on one thing (CFA, RA or FP) in one FDE."""
+
+    kind: str  # "CFA" | "RA" | "FP"
+    fde: int
+    func: int  # function start
+    first: tuple[int, int]  # [pc, end) of the first differing range
+    fre: int | None
+    sframe: object
+    eh: object
+    ranges: int = 1
+    nbytes: int = 0
+
+
+@dataclass
+class _Budget:
+    intervals: int
+    expr_pcs: int = MAX_EXPR_PCS
+    exhausted: bool = False
+
+
+# A known-defect classifier (rules/defect.py) may claim a mismatch: it returns the rule
+# and message to use instead of the generic one.
+Classifier = Callable[["Mismatch", "Facts"], tuple[RuleDef, str] | None]
+CLASSIFIERS: list[Classifier] = []
+
+
+@dataclass
+class Facts:
+    """What a classifier may look at."""
+
+    info: ElfSFrameInfo
+    view: CfiView
+    header: Header
+    abi: Abi
+    section_of: Callable[[int], str | None]
+    extra: dict = field(default_factory=dict)
+
+
+# -- formatting -------------------------------------------------------------------------
+
+_X86_NAMES = ("rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp") + tuple(
+    f"r{i}" for i in range(8, 16)) + ("rip",)
+
+
+def reg_name(abi: Abi, reg: int) -> str:
+    if abi.name == "amd64":
+        return _X86_NAMES[reg] if 0 <= reg < len(_X86_NAMES) else f"r{reg}"
+    if abi.name.startswith("aarch64"):
+        return "sp" if reg == 31 else f"x{reg}" if 0 <= reg < 31 else f"r{reg}"
+    return f"r{reg}" if 0 <= reg < 16 else f"f{reg - 16}" if reg < 32 else f"r{reg}"
+
+
+def show_cfa(abi: Abi, r: object) -> str:
+    if isinstance(r, RegRule) and r.reg is not None:
+        text = f"{reg_name(abi, r.reg)}{r.offset:+d}"
+        return f"*({text})" if r.deref else text
+    return str(r)
+
+
+def show_slot(abi: Abi, r: object) -> str:
+    """RA/FP rules in objdump's terms: c-8 (saved at CFA-8), u (not saved)."""
+    if r is None:
+        return "u (not saved)"
+    if r is UNDEFINED:
+        return "undefined (outermost frame)"
+    if isinstance(r, RegRule):
+        if r.reg is None:
+            return f"c{r.offset:+d}" if r.deref else f"value c{r.offset:+d}"
+        base = f"{reg_name(abi, r.reg)}{r.offset:+d}" if r.offset else reg_name(abi, r.reg)
+        return f"*({base})" if r.deref else f"in {base}"
+    return str(r)
+
+
+# -- SFrame side ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class _SRow:
+    fre: int
+    cfa: RegRule | None  # None: outermost (no data words)
+    ra: Rule
+    fp: Rule
+
+
+def _sframe_rows(h: Header, fde: FDE, abi: Abi) -> list[_SRow] | None:
+    """(CFA, RA, FP) per FRE, or None when the FREs cannot be read as rules
+    (structural rules report why)."""
+    flex = fde.flex(h.version)
+    rows = []
+    prev = -1
+    for j, fre in enumerate(fde.fres):
+        if fre.start <= prev:
+            return None
+        prev = fre.start
+        if fre.count == 0:
+            if h.version == C.VERSION_1:
+                return None
+            rows.append(_SRow(j, None, UNDEFINED, None))
+            continue
+        try:
+            cfa, ra, fp = fre_rules(h, flex, fre, abi)
+        except ValueError:
+            return None
+        if ra is None and abi.ra is None:
+            ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
+        rows.append(_SRow(j, cfa, ra, fp))
+    return rows
+
+
+def _points(start: int, size: int, fde: FDE, h: Header, lo: int, hi: int,
+            budget: _Budget) -> list[int] | None:
+    """SFrame row boundaries inside [lo, hi)."""
+    if not fde.pcmask:
+        return [start + f.start for f in fde.fres if lo <= start + f.start < hi]
+    rep = fde.rep_size if h.version >= C.VERSION_2 else 16
+    if rep <= 0:
+        return None
+    first = max(0, (lo - start) // rep)
+    out = []
+    for block in range(start + first * rep, hi, rep):
+        for f in fde.fres:
+            p = block + f.start
+            if f.start < rep and lo <= p < hi:
+                out.append(p)
+        budget.intervals -= len(fde.fres)
+        if budget.intervals < 0:
+            budget.exhausted = True
+            return None
+    return out
+
+
+def _srow_at(pc: int, start: int, fde: FDE, h: Header, starts: list[int],
+             rows: list[_SRow]) -> _SRow | None:
+    off = pc - start
+    if fde.pcmask:
+        rep = fde.rep_size if h.version >= C.VERSION_2 else 16
+        off %= rep
+    i = bisect_right(starts, off) - 1
+    return rows[i] if i >= 0 else None
+
+
+# -- comparison ------------------------------------------------------------------------------
+
+def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None) -> tuple[object, CfiRow] | None:
+    i = bisect_right(pcs, pc) - 1
+    if i < 0:
+        return None
+    row = eh.rows[i]
+    cfa = row.cfa.at(pc, pc_reg) if isinstance(row.cfa, CfaExpr) else row.cfa
+    return cfa, row
+
+
+def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
+                 overlaps: Sequence[EhFde], budget: _Budget,
+                 out: dict[str, Mismatch], opaque: list[str]) -> None:
+    rows = _sframe_rows(h, fde, abi)
+    if not rows:
+        return
+    starts = [f.start for f in fde.fres]
+    pc_reg = 16 if abi.ra_column == 16 else None
+    end = start + size
+    for eh in overlaps:
+        lo, hi = max(start, eh.start), min(end, eh.end)
+        if lo >= hi or not eh.rows:
+            continue
+        pcs = [r.pc for r in eh.rows]
+        pts = _points(start, size, fde, h, lo, hi, budget)
+        if pts is None:
+            return
+        pts.append(lo)
+        for k, r in enumerate(eh.rows):
+            r_end = eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end
+            if r_end <= lo or r.pc >= hi:
+                continue
+            if isinstance(r.cfa, CfaExpr):
+                a, b = max(lo, r.pc), min(hi, r_end)
+                budget.expr_pcs -= b - a
+                if budget.expr_pcs < 0:
+                    budget.exhausted = True
+                    return
+                pts.extend(range(a, b))
+            elif r.pc >= lo:
+                pts.append(r.pc)
+        pts = sorted(set(pts))
+        budget.intervals -= len(pts)
+        if budget.intervals < 0:
+            budget.exhausted = True
+            return
+        for n, p in enumerate(pts):
+            q = pts[n + 1] if n + 1 < len(pts) else hi
+            srow = _srow_at(p, start, fde, h, starts, rows)
+            got = _eh_at(eh, pcs, p, pc_reg)
+            if srow is None or got is None:
+                continue
+            eh_cfa, erow = got
+            if srow.cfa is None:  # SFrame: outermost frame
+                pairs = [("RA", UNDEFINED, erow.ra)]
+            else:
+                pairs = [("CFA", srow.cfa, eh_cfa), ("RA", srow.ra, erow.ra),
+                         ("FP", srow.fp, erow.fp)]
+            for kind, s_rule, e_rule in pairs:
+                if isinstance(e_rule, Opaque):
+                    opaque.append(f"{kind} {e_rule.why} at {p:#x}")
+                    continue
+                if s_rule == e_rule:
+                    continue
+                m = out.get(kind)
+                if m is None:
+                    out[kind] = Mismatch(kind, i, start, (p, q), srow.fre, s_rule, e_rule,
+                                         1, q - p)
+                else:
+                    if m.first[1] == p and (m.sframe, m.eh) == (s_rule, e_rule) \
+                            and m.ranges == 1:
+                        m.first = (m.first[0], q)
+                    else:
+                        m.ranges += 1
+                    m.nbytes += q - p
+
+
+# -- coverage ------------------------------------------------------------------------------
+
+def skip_reason(eh: EhFde, abi: Abi) -> str | None:
+    """Why gas would leave this function out of SFrame, read from its CFI; None if no reason."""
+    for r in eh.rows:
+        if isinstance(r.cfa, CfaExpr | Opaque):
+            return "CFA given by a DWARF expression (DRAP / stack realignment)"
+        if r.cfa.reg not in (abi.sp, abi.fp):
+            return f"CFA based on {reg_name(abi, r.cfa.reg)}, not SP or FP"
+        if isinstance(r.ra, Opaque) or isinstance(r.fp, Opaque):
+            return "RA or FP saved by a DWARF expression (.cfi_escape)"
+        if isinstance(r.ra, RegRule) and abi.ra is None and r.ra.offset != -8:
+            return f"RA at CFA{r.ra.offset:+d}, not at the fixed CFA-8"
+    return None
+
+
+def func_name(symbols: Sequence[FuncSymbol], addrs: list[int], pc: int,
+              section_of: Callable[[int], str | None]) -> str:
+    i = bisect_right(addrs, pc) - 1
+    while i >= 0 and addrs[i] == pc and i > 0 and addrs[i - 1] == pc:
+        i -= 1
+    if i >= 0:
+        sym = symbols[i]
+        if sym.addr == pc:
+            return sym.name
+        if sym.addr <= pc < sym.addr + sym.size:
+            return f"{sym.name}+{pc - sym.addr:#x}"
+    sec = section_of(pc)
+    return f"code in {sec}" if sec else "an unnamed function"
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None],
+                info: ElfSFrameInfo) -> None:
+    """Compare every SFrame section of `info` with its `.eh_frame` (needs info.cfi)."""
+    view = info.cfi
+    if view is None or not ctxs:
+        return
+    first = ctxs[0]
+    if view.eh_frame is None:
+        first.emit(NO_EH_FRAME, "no .eh_frame section: SFrame not compared with DWARF CFI"
+                   + (f" ({view.error})" if view.error else ""))
+        return
+    abi_id = next((h.abi for h in headers if h is not None and h.abi in ABIS), None)
+    if abi_id is None:
+        return
+    abi = ABIS[abi_id]
+    try:
+        ehs = decode_eh_frame(view.eh_frame, view.eh_frame_vma, info.little_endian,
+                              8 if info.elfclass == 64 else 4, abi)
+    except CfiError as exc:
+        first.emit_as(NO_EH_FRAME, Severity.WARNING, f".eh_frame cannot be decoded: {exc}")
+        return
+    eh_starts = [e.start for e in ehs]
+    covered = [0] * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
+    text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
+    text_starts = [t[0] for t in text]
+
+    def section_of(pc: int) -> str | None:
+        k = bisect_right(text_starts, pc) - 1
+        return text[k][2] if k >= 0 and pc < text[k][1] else None
+
+    for ctx, h, (vma, data) in zip(ctxs, headers, view.sframe, strict=False):
+        if h is None or h.abi != abi_id:
+            continue
+        facts = Facts(info, view, h, abi, section_of)
+        budget = _Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
+        try:
+            dec = Decoder(data)
+            for i, fde in enumerate(dec.iter_fdes()):
+                start = h.func_start(i, fde.start, vma,
+                                     field_relative=h.pcrel or ctx.relocatable)
+                end = start + fde.size
+                k = max(bisect_right(eh_starts, start) - 1, 0)
+                overlaps = []
+                while k < len(ehs) and ehs[k].start < end:
+                    e = ehs[k]
+                    if e.end > start:
+                        overlaps.append(e)
+                        covered[k] += min(end, e.end) - max(start, e.start)
+                    k += 1
+                _check_fde(ctx, facts, i, start, fde, overlaps, budget)
+                if budget.exhausted:
+                    ctx.emit(TRUNCATED, f"cross-check stopped at FDE {i} (work bound reached)",
+                             fde=i, pc=start)
+                    break
+        except DecodeError:
+            continue  # the structural rules report it
+
+    symbols = view.symbols
+    addrs = [s.addr for s in symbols]
+    for e, got in zip(ehs, covered, strict=True):
+        size = e.end - e.start
+        if size <= 0 or got >= size:
+            continue
+        name = func_name(symbols, addrs, e.start, section_of)
+        where = f"{name} [{e.start:#x}, {e.end:#x}) (.eh_frame+{e.offset:#x})"
+        if got == 0:
+            reason = skip_reason(e, abi)
+            why = f": {reason}" if reason else ""
+            first.emit(NO_SFRAME_FDE, f"{where} has no SFrame FDE{why}")
+        else:
+            first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
+                          f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+
+
+def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
+               overlaps: list[EhFde], budget: _Budget) -> None:
+    h, abi = facts.header, facts.abi
+    end = start + fde.size
+    # Parts of the function no .eh_frame FDE covers.
+    gaps, cursor = [], start
+    for e in sorted(overlaps, key=lambda e: e.start):
+        if e.start > cursor:
+            gaps.append((cursor, min(e.start, end)))
+        cursor = max(cursor, e.end)
+    if cursor < end:
+        gaps.append((cursor, end))
+    if gaps and fde.size:
+        a, b = gaps[0]
+        more = f" (and {len(gaps) - 1} more range(s))" if len(gaps) > 1 else ""
+        ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "
+                 f"FDE{more}", fde=i, pc=start)
+    mism: dict[str, Mismatch] = {}
+    opaque: list[str] = []
+    _compare_fde(i, start, fde.size, fde, h, abi, overlaps, budget, mism, opaque)
+    if opaque:
+        ctx.emit(OPAQUE, f"{len(opaque)} PC range(s) not compared: {opaque[0]}", fde=i, pc=start)
+    generic = {"CFA": CFA_MISMATCH, "RA": RA_MISMATCH, "FP": FP_MISMATCH}
+    for kind in ("CFA", "RA", "FP"):
+        m = mism.get(kind)
+        if m is None:
+            continue
+        claimed = next((c for c in (f(m, facts) for f in CLASSIFIERS) if c), None)
+        show = show_cfa if kind == "CFA" else show_slot
+        a, b = m.first
+        fre_pc = start + fde.fres[m.fre].start if m.fre is not None else None
+        detail = (f"{kind} differs from .eh_frame at {m.ranges} PC range(s), {m.nbytes} "
+                  f"byte(s); first [{a:#x}, {b:#x}): SFrame {show(abi, m.sframe)}, "
+                  f".eh_frame {show(abi, m.eh)}")
+        if claimed:
+            r, note = claimed
+            ctx.emit(r, f"{note}: {detail}", fde=i, pc=start, fre=m.fre, fre_pc=fre_pc)
+        else:
+            ctx.emit(generic[kind], detail, fde=i, pc=start, fre=m.fre, fre_pc=fre_pc)
+
+
