@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from . import rules  # noqa: F401  (registers every rule)
 from .elf import ElfError, load_elf
 from .format.model import Header
+from .profiles import PROFILES
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
+from .rules.consumer import check_consumer
 from .rules.context import SectionContext
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
@@ -34,9 +36,12 @@ class Options:
         for name in self.enable | self.disable:
             if name not in RULES and name not in GROUPS:
                 raise ValueError(f"unknown rule or group: {name}")
-        from .profiles import PROFILE_NAMES
-        if self.profile not in PROFILE_NAMES:
-            raise ValueError(f"unknown profile: {self.profile} (one of {', '.join(PROFILE_NAMES)})")
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown profile: {self.profile} (one of {', '.join(PROFILES)})")
+
+    def severity_for(self, rule: Rule, severity: Severity) -> Severity | None:
+        """The selected profile's severity for a finding (None: not reported)."""
+        return PROFILES[self.profile].severity(rule.id, severity)
 
 
 def _summary(name: str, vma: int, data: bytes, header: Header | None) -> SectionSummary:
@@ -51,13 +56,15 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
                         name: str = ".sframe", options: Options | None = None) -> FileResult:
     """Check one bare SFrame section (no ELF context)."""
     options = options or Options()
-    ctx = SectionContext(path, name, vma, bytes(data), options.enabled)
+    ctx = SectionContext(path, name, vma, bytes(data), options.enabled, options.severity_for)
     result = FileResult(path)
     if not data:
         ctx.emit_as(E.EMPTY, Severity.WARNING, f"{name} has size 0")
         header = None
     else:
         header = check_section(ctx)
+        if header is not None:
+            check_consumer(ctx, PROFILES[options.profile], header)
     ctx.finish()
     result.findings = ctx.findings
     result.sections.append(_summary(name, vma, data, header))
@@ -83,8 +90,10 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
         return result
     for sec in info.sections:
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
-                             relocatable=info.e_type == "ET_REL")
+                             options.severity_for, relocatable=info.e_type == "ET_REL")
         header = check_section(ctx) if sec.data else None
+        if header is not None:
+            check_consumer(ctx, PROFILES[options.profile], header, info)
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
         ctx.finish()

@@ -170,10 +170,50 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print(f"{r.id} ({r.group}, default severity {r.severity}): {r.title}\n")
     print(textwrap.fill(r.explanation, 78) + "\n")
     print(textwrap.fill("Fix: " + r.hint, 78))
+    _explain_profiles(r.id)
     return EXIT_OK
 
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind")
+def _explain_profiles(rule_id: str) -> None:
+    """What each consumer profile says about a rule, with its source."""
+    import textwrap
+
+    from .profiles import PROFILES
+
+    lines = []
+    for p in PROFILES.values():
+        if rule_id in p.consumer:
+            fact = p.consumer[rule_id]
+            lines.append(f"--profile {p.name}: error. {fact.text} [{fact.source}]")
+        elif rule_id in p.overrides:
+            o = p.overrides[rule_id]
+            sev = "not reported" if o.severity is None else str(o.severity)
+            lines.append(f"--profile {p.name}: {sev}. {o.why} [{o.source}]")
+    if lines:
+        print("\nUnder consumer profiles (see `sfcheck profiles`):")
+        for line in lines:
+            print(textwrap.fill(line, 78, initial_indent="  ", subsequent_indent="    ",
+                                break_on_hyphens=False, break_long_words=False))
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    from .profiles import PROFILES, describe
+
+    names = args.names or list(PROFILES)
+    unknown = [n for n in names if n not in PROFILES]
+    if unknown:
+        print(f"sfcheck: error: unknown profile {unknown[0]!r} (one of {', '.join(PROFILES)})",
+              file=sys.stderr)
+        return EXIT_USAGE
+    for i, name in enumerate(names):
+        if i:
+            print()
+        for line in describe(PROFILES[name]):
+            print(line)
+    return EXIT_OK
+
+
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="RULE-ID")
     explain.set_defaults(func=cmd_explain)
+    profiles = sub.add_parser(
+        "profiles", help="list the consumer profiles (--profile) with their sources",
+        description="Print what each reader accepts and rejects, the rules it turns on and "
+                    "the severities it changes, each with the source it comes from.")
+    profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
+    profiles.set_defaults(func=cmd_profiles)
 
     from .unwind.cli import add_parser as add_unwind_parser
     add_unwind_parser(sub)

@@ -1,5 +1,357 @@
-"""Consumer profiles: which SFrame sections a given reader (kernel, glibc, libsframe, LLVM) accepts."""
+"""Consumer profiles: how one SFrame reader (kernel, glibc, libsframe, LLVM) reacts to a section.
+
+`sfcheck --profile NAME` answers "will this reader take it?". Under a consumer profile:
+  error   = the reader rejects the section or the lookup, crashes, divides by zero, asserts,
+            or silently mis-unwinds because of it;
+  warning = strict sfcheck finds it wrong, but this reader accepts it without harm to itself;
+  info    stays info.
+`strict` (the default) keeps every rule's own severity and runs no consumer rule.
+
+A profile holds the reader's acceptance facts (versions, required flags, layout assumptions),
+which consumer rules (sfcheck/rules/consumer.py) fire under it, and severity overrides of the
+strict rules. Every fact and override names the source it was read from.
+"""
 
 from __future__ import annotations
 
-PROFILE_NAMES: tuple[str, ...] = ("strict", "kernel", "glibc-2.42", "libsframe-2.46", "llvm-22")
+from dataclasses import dataclass, field
+
+from .format import constants as C
+from .result import Severity
+
+# Sources (repo:path@commit, or a lore Message-ID). Read mid-2026.
+KERNEL = "dylanbhatch/linux:kernel/unwind/sframe.c@3231d5c5"
+KERNEL_BINFMT = ("fs/binfmt_elf.c in Message-ID 20251119132323.1281768-6-jremus@linux.ibm.com "
+                 "([PATCH v12 05/13] unwind_user/sframe: Detect .sframe sections in executables)")
+KERNEL_DEBUG = "dylanbhatch/linux:kernel/unwind/sframe_debug.h@86d1f1a2"
+GLIBC = "bminor/glibc:sysdeps/generic/sframe-read.c@86fbb4cb"
+GLIBC_FIRST = "bminor/glibc:sysdeps/generic/sframe-read.c@3360913c"
+LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
+LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
+LLVM = "denzor200/llvm-project:llvm/lib/Object/SFrameParser.cpp@682321d3"
+LLVM_H = "Hardcode84/llvm-project:llvm/include/llvm/Object/SFrameParser.h@9d8bac3c"
+LLVM_RELEASE = ("llvm/llvm-project PRs #147294, #149828 (July-Aug 2025, after the LLVM 21 "
+                "branch): LLVM 22 is the first release with the parser (inferred from dates)")
+
+FLAG_NAMES = {C.F_FDE_SORTED: "FDE_SORTED", C.F_FRAME_POINTER: "FRAME_POINTER",
+              C.F_FDE_FUNC_START_PCREL: "FDE_FUNC_START_PCREL"}
+
+
+def flag_names(flags: int) -> str:
+    names = [name for bit, name in FLAG_NAMES.items() if flags & bit]
+    rest = flags & ~sum(FLAG_NAMES)
+    return "|".join(names + ([f"{rest:#x}"] if rest else [])) or "none"
+
+
+@dataclass(frozen=True)
+class Fact:
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Override:
+    severity: Severity | None  # None: the finding is not reported under this profile
+    why: str
+    source: str
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    name: str
+    title: str
+    reader: str  # how findings name the reader: "the kernel (V3 series)"
+    sources: tuple[str, ...] = ()
+    versions: frozenset[int] = frozenset(C.VERSIONS)
+    required_flags: dict[int, int] = field(default_factory=dict)  # version -> flag bits
+    ignores_fdeoff: bool = False  # FDE array assumed right after the header
+    ignores_freoff: bool = False  # FRE sub-section assumed right after the FDE array
+    rejects_auxhdr: bool = False
+    rejects_empty: bool = False  # num_fdes == 0 or num_fres == 0
+    increasing_starts: bool = False  # equal function starts rejected
+    one_text_segment: bool = False  # every FDE must start in the same PF_X segment
+    consumer: dict[str, Fact] = field(default_factory=dict)  # consumer rule ID -> why it fires
+    overrides: dict[str, Override] = field(default_factory=dict)
+    notes: tuple[Fact, ...] = ()  # what the reader does not check, and other context
+
+    def severity(self, rule_id: str, severity: Severity) -> Severity | None:
+        """The severity a finding of `rule_id` gets under this profile (None: not reported)."""
+        o = self.overrides.get(rule_id)
+        return severity if o is None else o.severity
+
+
+def _same(rules: tuple[str, ...], severity: Severity | None, why: str,
+          source: str) -> dict[str, Override]:
+    return {r: Override(severity, why, source) for r in rules}
+
+
+WARN, ERR, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
+
+STRICT = Profile(
+    name="strict", title="every rule at its own severity (the default)", reader="sfcheck",
+    notes=(Fact("No consumer rule runs; nothing is overridden.", "sfcheck"),))
+
+KERNEL_PROFILE = Profile(
+    name="kernel",
+    title="Linux user-space SFrame unwinder, V3 series (v13+, not in a mainline release)",
+    reader="the kernel (V3 series)",
+    sources=(KERNEL, KERNEL_BINFMT),
+    versions=frozenset({C.VERSION_3}),
+    required_flags={C.VERSION_3: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL},
+    rejects_auxhdr=True, rejects_empty=True, increasing_starts=True, one_text_segment=True,
+    consumer={
+        "header-version-unsupported": Fact(
+            "sframe_read_header: version must be SFRAME_VERSION_3, else -EINVAL and the section "
+            "is not registered (v11 read v2, the 2023 RFC v1).", KERNEL),
+        "header-flags-required": Fact(
+            "sframe_read_header rejects a header without FDE_SORTED or without "
+            "FDE_FUNC_START_PCREL (-EINVAL).", KERNEL),
+        "header-auxhdr-rejected": Fact(
+            "sframe_read_header rejects auxhdr_len != 0 (-EINVAL).", KERNEL),
+        "header-empty-counts": Fact(
+            "sframe_read_header rejects num_fdes == 0 or num_fres == 0 "
+            "('no FDE/FRE entries', -EINVAL).", KERNEL),
+        "fde-start-duplicate": Fact(
+            "sframe_validate_section (CONFIG_SFRAME_VALIDATION) requires strictly increasing "
+            "function starts ('FDE %u not sorted', -EFAULT): the registration fails.", KERNEL),
+        "elf-text-segments": Fact(
+            "binfmt_elf registers the section once per PF_X PT_LOAD, with that segment as the "
+            "text range; __read_fde returns -EINVAL for a function start outside it, so with "
+            "CONFIG_SFRAME_VALIDATION every registration fails when FDEs start in more than one "
+            "executable segment.", f"{KERNEL}; {KERNEL_BINFMT}"),
+    },
+    overrides={
+        "fre-start-at-size": Override(
+            INFO, "__read_fre rejects only ip_off > func_size: a row at func_size is accepted "
+            "(and never matched).", KERNEL),
+        **_same(("layout-num-fres", "layout-fre-len"), WARN,
+                "sframe_read_header never compares num_fres or fre_len with the FREs; each FDE's "
+                "own count is walked, bounded by fres_end.", KERNEL),
+        "layout-trailing-bytes": Override(
+            WARN, "The section ends at PT_GNU_SFRAME p_memsz; bytes after fres_end are never read.",
+            f"{KERNEL}; {KERNEL_BINFMT}"),
+        "header-flags-unknown": Override(
+            WARN, "sframe_read_header tests only FDE_SORTED and FDE_FUNC_START_PCREL; other bits "
+            "are ignored.", KERNEL),
+        **_same(("header-abi-unknown", "header-abi-endian"), WARN,
+                "abi_arch is never read: the kernel decodes with its own architecture's rules "
+                "(a foreign-endian magic is rejected as bad magic).", KERNEL),
+        "fde-reserved-bits": Override(
+            WARN, "Only the FRE type, PC type (info) and FDE type (info2) fields are read.",
+            KERNEL),
+        "fre-mangled-ra-abi": Override(
+            WARN, "fre_info bit 7 (mangled RA) is never read by the user unwinder.", KERNEL),
+        **_same(("elf-not-sorted", "elf-not-pcrel"), None,
+                "Reported as header-flags-required.", KERNEL),
+        "fde-pcmask-rep-size": Override(
+            ERR, "__find_fre computes ip_off %= rep_size with no zero check: a division by zero "
+            "in the kernel.", KERNEL),
+        "fre-start-order": Override(
+            ERR, "__find_fre returns -EFAULT on a non-increasing ip_off, and sframe_find_user "
+            "removes the whole section.", KERNEL),
+        "fde-unsorted": Override(
+            ERR, "__find_fde returns -EFAULT when the binary search meets disorder; the section is "
+            "removed.", KERNEL),
+        **_same(("fre-word-count", "fde-type-unknown"), ERR,
+                "__read_*_datawords return -EFAULT for leftover words or an FDE type other than "
+                "DEFAULT/FLEX; the section is removed.", KERNEL),
+        "fre-flex-cfa-reg": Override(
+            ERR, "sframe_init_cfa_rule_data returns -EINVAL for a CFA rule without reg_p: the "
+            "lookup fails.", KERNEL),
+    },
+    notes=(
+        Fact("Not checked: abi_arch, unknown flag bits, num_fres against the FREs, fre_len "
+             "against the bytes used.", KERNEL),
+        Fact("-EFAULT removes the section from the mm; -EINVAL fails one lookup, and the "
+             "unwinder falls back to frame pointers. Diagnostics go to pr_debug only.",
+             f"{KERNEL}; {KERNEL_DEBUG}"),
+        Fact("Rules marked CONFIG_SFRAME_VALIDATION apply only to kernels built with that "
+             "option (its help text: 'not recommended for general use').", KERNEL),
+        Fact("Runtime readers never see a .o: header-flags-required is not applied to "
+             "relocatable files.", "sfcheck"),
+    ))
+
+GLIBC_PROFILE = Profile(
+    name="glibc-2.42",
+    title="glibc 2.42 backtrace() with --enable-sframe",
+    reader="glibc 2.42",
+    sources=(GLIBC, GLIBC_FIRST),
+    versions=frozenset({C.VERSION_2}),
+    required_flags={C.VERSION_2: C.F_FDE_SORTED},
+    ignores_fdeoff=True, ignores_freoff=True,
+    consumer={
+        "header-version-unsupported": Fact(
+            "sframe_header_sanity_check_p: version must be SFRAME_VERSION_2; __sframe_decode "
+            "fails and backtrace() falls back to DWARF.", GLIBC),
+        "header-flags-required": Fact(
+            "sframe_get_funcdesc_with_addr_internal returns NULL without SFRAME_F_FDE_SORTED: "
+            "no lookup succeeds.", GLIBC),
+        "layout-offsets-ignored": Fact(
+            "__sframe_decode puts the FDE array right after the header and the FREs right "
+            "after the FDE array; sfh_fdeoff and sfh_freoff are never used, so other offsets "
+            "make it read the wrong bytes.", GLIBC),
+    },
+    overrides={
+        "fre-start-at-size": Override(
+            INFO, "The last FRE covers up to func_size - 1 (sframe_fre_get_end_ip_offset): a row "
+            "at func_size is never matched.", GLIBC),
+        **_same(("layout-num-fres", "layout-fre-len"), WARN,
+                "sfh_num_fres and sfh_fre_len are never used to bound or count reads.", GLIBC),
+        "layout-trailing-bytes": Override(
+            WARN, "__sframe_decode gets no section size; bytes after the FREs are never read.",
+            GLIBC),
+        "layout-fdeoff-nonzero": Override(None, "Reported as layout-offsets-ignored.", GLIBC),
+        "elf-not-sorted": Override(None, "Reported as header-flags-required.", GLIBC),
+        "fde-pcmask-rep-size": Override(
+            ERR, "sframe_fre_check_range_p computes pc_offset % rep_block_size with no zero "
+            "check: SIGFPE inside backtrace().", GLIBC),
+        "fde-unsorted": Override(
+            ERR, "The binary search trusts FDE_SORTED: an unsorted table finds the wrong function "
+            "or none.", GLIBC),
+        "header-flags-unknown": Override(
+            ERR, "sframe_header_sanity_check_p rejects flags outside SFRAME_V2_F_ALL_FLAGS.",
+            GLIBC),
+    },
+    notes=(
+        Fact("No section size reaches the decoder: every count and offset is trusted, so the "
+             "layout bounds rules stay errors (reads past the section).", GLIBC),
+        Fact("Both start encodings are read: FDE_FUNC_START_PCREL is honoured "
+             "(sframe_decoder_get_secrel_func_start_addr).", GLIBC),
+        Fact("The first import accepted only FDE_SORTED|FRAME_POINTER and so rejected "
+             "binutils 2.45 PCREL output; which of the two the 2.42 tarball holds was not "
+             "verified (the profile follows the later code).", GLIBC_FIRST),
+        Fact("Any decode or lookup failure returns 0 frames and backtrace() uses DWARF.", GLIBC),
+        Fact("Runtime readers never see a .o: header-flags-required is not applied to "
+             "relocatable files.", "sfcheck"),
+    ))
+
+LIBSFRAME_PROFILE = Profile(
+    name="libsframe-2.46",
+    title="GNU libsframe 2.46 (sframe_decode, sframe_find_fre; objdump/readelf --sframe)",
+    reader="libsframe 2.46",
+    sources=(LIBSFRAME, LIBSFRAME_DUMP),
+    versions=frozenset({C.VERSION_2, C.VERSION_3}),
+    required_flags={C.VERSION_2: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL,
+                    C.VERSION_3: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL},
+    consumer={
+        "header-version-unsupported": Fact(
+            "sframe_fde_tbl_init reads only v2 and v3 ('Not possible ATM'): sframe_decode "
+            "fails with SFRAME_ERR_BUF_INVAL for v1.", LIBSFRAME),
+        "header-flags-required": Fact(
+            "sframe_find_fre fails with SFRAME_ERR_FDE_NOTSORTED without FDE_SORTED, and "
+            "sframe_decoder_get_secrel_func_start_addr adds the field offset whatever the "
+            "flags, so lookups in a section without FDE_FUNC_START_PCREL use wrong function "
+            "starts (objdump's dumper checks the flag and still prints them right).",
+            f"{LIBSFRAME}; {LIBSFRAME_DUMP}"),
+    },
+    overrides={
+        "fre-start-at-size": Override(
+            INFO, "sframe_decoder_get_fre asserts fre_start_addr <= func_size, relaxed from < for "
+            "real gas output (PR libsframe/33131): start == size is accepted.", LIBSFRAME),
+        "fre-start-beyond-size": Override(
+            ERR, "sframe_assert(fre_start_addr <= func_size) in sframe_decoder_get_fre aborts "
+            "objdump/readelf.", LIBSFRAME),
+        "fde-fre-type": Override(
+            ERR, "sframe_fre_start_addr_size hits sframe_assert(0) for an FRE type > 2.",
+            LIBSFRAME),
+        "fde-pcmask-rep-size": Override(
+            ERR, "sframe_fre_check_range_p computes pc_offset % rep_block_size with no zero "
+            "check.", LIBSFRAME),
+        "layout-fdeoff-nonzero": Override(
+            ERR, "sframe_decoder_get_offsetof_fde_start_addr ignores sfh_fdeoff: every "
+            "PC-relative function start is off by fdeoff.", LIBSFRAME),
+        "fre-datawords-size": Override(
+            ERR, "sframe_decode_fre copies the data words into a MAX_OFFSET_BYTES buffer before "
+            "any sanity check.", LIBSFRAME),
+        "fde-unsorted": Override(
+            ERR, "sframe_find_fre binary-searches whenever FDE_SORTED is set.", LIBSFRAME),
+        **_same(("elf-not-sorted", "elf-not-pcrel"), None,
+                "Reported as header-flags-required.", LIBSFRAME),
+    },
+    notes=(
+        Fact("Header checks: size >= header, magic in either byte order, version 1-3, flags "
+             "within the version's flags, fdeoff <= freoff.", LIBSFRAME),
+        Fact("Only the foreign-endian path walks the section with bounds, counts, fre_len, "
+             "zero padding and auxhdr_len == 0 checks; the native path copies fre_len bytes "
+             "from freoff without comparing with the section size. Rules whose outcome "
+             "depends on the host byte order keep their strict severity.", LIBSFRAME),
+        Fact("Runtime lookups never see a .o: header-flags-required is not applied to "
+             "relocatable files.", "sfcheck"),
+    ))
+
+_LLVM_DUMPS = (
+    "fde-unsorted", "fde-overlap", "fde-pcmask-rep-size", "fde-reserved-bits", "fde-type-unknown",
+    "fre-start-order", "fre-start-beyond-size", "fre-start-beyond-rep", "fre-word-count",
+    "fre-datawords-size", "fre-flex-cfa-reg", "fre-flex-padding", "fre-register",
+    "fre-mangled-ra-abi", "fre-s390x-regnum-v3",
+    "layout-num-fres", "layout-fre-len", "layout-fre-bounds", "layout-fre-overlap",
+    "layout-fde-array-overlap", "layout-trailing-bytes", "header-flags-unknown",
+)
+
+LLVM_PROFILE = Profile(
+    name="llvm-22",
+    title="LLVM 22 SFrameParser (llvm-readobj/llvm-readelf --sframe)",
+    reader="LLVM 22",
+    sources=(LLVM, LLVM_H, LLVM_RELEASE),
+    versions=frozenset({C.VERSION_2}),
+    ignores_freoff=True,
+    consumer={
+        "header-version-unsupported": Fact(
+            "SFrameParser::create: 'invalid/unsupported version number (N)' unless V2; "
+            "llvm-readobj warns and skips the section.", LLVM),
+        "layout-offsets-ignored": Fact(
+            "getFREBase() = getFDEBase() + NumFDEs * sizeof(FDE): sfh_freoff is ignored, so "
+            "FREs are read from the end of the FDE array (sfh_fdeoff is honoured).", LLVM_H),
+    },
+    overrides={
+        **_same(_LLVM_DUMPS, WARN,
+                "SFrameParser makes no semantic checks and sfh_fre_len is never read: "
+                "llvm-readobj dumps the values as stored, every read bounded by the section "
+                "(SaturatingAdd in getDataSlice).", LLVM),
+        **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch"),
+                WARN, "llvm-readobj --sframe dumps sections from the section table; it never "
+                "loads PT_GNU_SFRAME or searches the FDEs.", LLVM),
+        **_same(("fde-fre-type", "fre-size-code", "layout-fde-array-bounds",
+                 "layout-fde-fres-bounds"), ERR,
+                "'unsupported FRE type', 'unsupported FRE offset size' and 'unexpected end of "
+                "data' errors stop the dump of the section.", LLVM),
+    },
+    notes=(
+        Fact("Checks: preamble and header fit, magic, version == 2, aux header, FDE array and "
+             "each FRE inside the section, FRE type and offset-size enums.", LLVM),
+        Fact("The start address is PC-relative when FDE_FUNC_START_PCREL is set "
+             "(getAbsoluteStartAddress); LLVM 22 emits v2 only.", LLVM),
+    ))
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (
+    STRICT, KERNEL_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE, LLVM_PROFILE)}
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
+
+
+def get(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile: {name} (one of {', '.join(PROFILE_NAMES)})") from None
+
+
+def describe(p: Profile) -> list[str]:
+    """The profile's facts with their sources, as text lines (`sfcheck profiles`)."""
+    lines = [f"{p.name}: {p.title}"]
+    if p.name == STRICT.name:
+        return lines + [f"  {n.text}" for n in p.notes]
+    lines.append(f"  versions: {', '.join(f'v{v}' for v in sorted(p.versions))}")
+    for v in sorted(p.required_flags):
+        lines.append(f"  required flags (v{v}): {flag_names(p.required_flags[v])}")
+    lines.append("  sources: " + "; ".join(p.sources))
+    lines.append("  rejects (consumer rules, error):")
+    for rid, fact in p.consumer.items():
+        lines.append(f"    {rid}: {fact.text} [{fact.source}]")
+    lines.append("  severity overrides:")
+    for rid, o in p.overrides.items():
+        sev = "not reported" if o.severity is None else str(o.severity)
+        lines.append(f"    {rid} -> {sev}: {o.why} [{o.source}]")
+    if p.notes:
+        lines.append("  notes:")
+        lines.extend(f"    {n.text} [{n.source}]" for n in p.notes)
+    return lines

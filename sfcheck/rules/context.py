@@ -12,6 +12,10 @@ from .registry import Rule
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
 
 
+def keep_severity(rule: Rule, severity: Severity) -> Severity | None:
+    return severity
+
+
 @dataclass
 class SectionContext:
     path: str
@@ -19,6 +23,8 @@ class SectionContext:
     vma: int
     data: bytes
     enabled: Callable[[Rule], bool] = lambda rule: True
+    # The consumer profile's say (sfcheck.profiles): a new severity, or None to drop it.
+    severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity
     findings: list[Finding] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
 
@@ -34,11 +40,14 @@ class SectionContext:
         """Emit under `rule` with a severity the context decides (e.g. .o vs linked file)."""
         if not self.enabled(rule):
             return
+        sev = self.severity_for(rule, severity)
+        if sev is None:
+            return
         self.counts[rule.id] += 1
         if self.counts[rule.id] > MAX_PER_RULE:
             return
         loc = Location(self.path, self.name, **where)
-        self.findings.append(Finding(rule.id, severity, message, loc))
+        self.findings.append(Finding(rule.id, sev, message, loc))
 
     def finish(self) -> None:
         """Say how many findings the per-rule cap held back."""
