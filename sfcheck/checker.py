@@ -14,8 +14,10 @@ from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
 from .rules.context import SectionContext
+from .rules.defect import check_section_defects
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
+from .rules.semantic import cross_check
 
 
 @dataclass
@@ -65,6 +67,7 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
         header = check_section(ctx)
         if header is not None:
             check_consumer(ctx, PROFILES[options.profile], header)
+        check_section_defects(ctx, header)
     ctx.finish()
     result.findings = ctx.findings
     result.sections.append(_summary(name, vma, data, header))
@@ -77,8 +80,10 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
     options = options or Options()
     label = path or (os.fspath(source) if not isinstance(source, bytes) else "<bytes>")
     result = FileResult(label)
+    # The .eh_frame cross-check needs its inputs prepared while the file is parsed.
+    cfi = any(options.enabled(r) for r in RULES.values() if r.group in ("semantic", "defect"))
     try:
-        info = load_elf(source, name=label)
+        info = load_elf(source, name=label, cfi=cfi)
     except ElfError as exc:
         result.error = exc.message
         return result
@@ -88,17 +93,24 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
         return result
+    ctxs, headers = [], []
     for sec in info.sections:
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
                              options.severity_for, relocatable=info.e_type == "ET_REL")
         header = check_section(ctx) if sec.data else None
         if header is not None:
             check_consumer(ctx, PROFILES[options.profile], header, info)
+        check_section_defects(ctx, header, info)
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
+        ctxs.append(ctx)
+        headers.append(header)
+        result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
+    if cfi:
+        cross_check(ctxs, headers, info)
+    for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
-        result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
     return result
 
 

@@ -100,7 +100,7 @@ FDE_CASES = [
     ("fre-start-order", [fde(fres=(make_fre(0, [8]), make_fre(4, [16]), make_fre(4, [8])))]),
     ("fre-first-start", [fde(fres=(make_fre(2, [8]),))]),
     ("fre-start-beyond-size", [fde(size=4, fres=(make_fre(0, [8]), make_fre(9, [16])))]),
-    ("fre-start-at-size", [fde(size=4, fres=(make_fre(0, [8]), make_fre(4, [16])))]),
+    ("defect-fre-start-at-size", [fde(size=4, fres=(make_fre(0, [8]), make_fre(4, [16])))]),
     ("fre-start-beyond-rep", [fde(info=fde_info(0, pcmask=True), rep_size=16,
                                   fres=(make_fre(0, [8]), make_fre(20, [16])))]),
     ("fre-mangled-ra-abi", [fde(fres=(make_fre(0, [8], mangled_ra=True),))]),

@@ -32,13 +32,24 @@ class SectionContext:
     # In a .o every text section starts at 0, so function addresses from different
     # sections coincide: overlap and order checks do not apply.
     relocatable: bool = False
+    # Generic rules a recognised known defect explains (rules/defect.py): not reported.
+    claimed: set[str] = field(default_factory=set)
+
+    def claim(self, by: Rule, rule_ids: tuple[str, ...]) -> None:
+        """`by` (a known-defect rule) explains these generic rules here: drop their findings."""
+        if not self.enabled(by):
+            return
+        self.claimed.update(rule_ids)
+        self.findings = [f for f in self.findings if f.rule not in self.claimed]
+        for rule_id in rule_ids:
+            self.counts.pop(rule_id, None)
 
     def emit(self, rule: Rule, message: str, **where: int | None) -> None:
         self.emit_as(rule, rule.severity, message, **where)
 
     def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
         """Emit under `rule` with a severity the context decides (e.g. .o vs linked file)."""
-        if not self.enabled(rule):
+        if not self.enabled(rule) or rule.id in self.claimed:
             return
         sev = self.severity_for(rule, severity)
         if sev is None:

@@ -7,6 +7,7 @@ from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
 from .context import SectionContext
+from .defect import check_discarded
 from .registry import rule
 
 NO_SFRAME = rule(
@@ -16,10 +17,10 @@ NO_SFRAME = rule(
     an error.""",
     "Build with -Wa,--gsframe (binutils 2.40+).")
 EMPTY = rule(
-    "elf-empty-sframe", "elf", "error", "empty .sframe section",
-    """A zero-size .sframe in a linked file means the linker discarded every SFrame input (for
-    example ld 2.46+ given v1/v2 objects: "unexpected SFrame section type; section ignored").
-    In a .o it is what some assemblers leave (Ubuntu 25.10's Scrt1.o, mold#1646): a warning.""",
+    "elf-empty-sframe", "elf", "warning", "empty .sframe section",
+    """A zero-size .sframe in an object (or a bare section): what some assemblers leave
+    (Ubuntu 25.10's Scrt1.o, mold#1646). In a linked file it means the linker discarded every
+    SFrame input, reported as the known defect defect-ld-discarded-sframe (an error).""",
     "Rebuild every object with the same, current SFrame version.")
 SECTION_TYPE = rule(
     "elf-section-type", "elf", "warning", "section type does not match the SFrame version",
@@ -86,8 +87,8 @@ def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSecti
     is_linked = linked(info)
     if sec.size == 0 or not sec.data:
         if is_linked:
-            ctx.emit(EMPTY, f"{sec.name} has size 0 in a linked file: the linker discarded "
-                     "the SFrame inputs")
+            if not check_discarded(ctx, True):  # the defect group is switched off
+                ctx.emit_as(EMPTY, Severity.ERROR, f"{sec.name} has size 0 in a linked file")
         else:  # in an object this is what some assemblers leave: a warning only
             ctx.emit_as(EMPTY, Severity.WARNING, f"{sec.name} has size 0")
         return

@@ -39,12 +39,15 @@ START_BEYOND = rule(
     libsframe asserts start <= size while dumping. A size-0 function with one row at 0 is real
     gas output and valid.""",
     "Fix the function size or drop the row.")
+# A known gas quirk, so it lives in the defect group (rules/defect.py reads the same way).
 START_AT_SIZE = rule(
-    "fre-start-at-size", "fre", "warning", "FRE starts exactly at the end of its function",
-    """A row starting at func_size covers no byte of the function. Real gas output does this
-    (binutils PR libsframe/33131), which is why libsframe and the kernel allow start ==
-    size.""",
-    "Harmless; a gas fix drops such rows.")
+    "defect-fre-start-at-size", "defect", "warning",
+    "FRE starts exactly at the end of its function",
+    """gas emits an FRE whose start equals the function size when a CFI directive follows the
+    last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
+    it is harmless, but libsframe up to 2.45 asserted fre_start < func_size and aborted on
+    such input (now <=); the kernel accepts it (it rejects only ip_off > func_size).""",
+    "Nothing to do; the row is unused (a gas fix drops such rows).")
 START_BEYOND_REP = rule(
     "fre-start-beyond-rep", "fre", "error", "PCMASK FRE starts beyond the repeated block",
     """In a PCMASK FDE the start is an offset within the rep_size-byte block; a start >=

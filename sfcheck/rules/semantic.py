@@ -121,6 +121,8 @@ class _Budget:
 # and message to use instead of the generic one.
 Classifier = Callable[["Mismatch", "Facts"], tuple[RuleDef, str] | None]
 CLASSIFIERS: list[Classifier] = []
+# Likewise for an .eh_frame FDE without SFrame FDE: (rule, reason) or None.
+COVERAGE_CLASSIFIERS: list[Callable[[EhFde, Abi], tuple[RuleDef, str] | None]] = []
 
 
 @dataclass
@@ -321,7 +323,7 @@ def skip_reason(eh: EhFde, abi: Abi) -> str | None:
     """Why gas would leave this function out of SFrame, read from its CFI; None if no reason."""
     for r in eh.rows:
         if isinstance(r.cfa, CfaExpr | Opaque):
-            return "CFA given by a DWARF expression (DRAP / stack realignment)"
+            return "CFA given by a DWARF expression (DRAP, stack realignment, signal frame)"
         if r.cfa.reg not in (abi.sp, abi.fp):
             return f"CFA based on {reg_name(abi, r.cfa.reg)}, not SP or FP"
         if isinstance(r.ra, Opaque) or isinstance(r.fp, Opaque):
@@ -414,9 +416,11 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
         name = func_name(symbols, addrs, e.start, section_of)
         where = f"{name} [{e.start:#x}, {e.end:#x}) (.eh_frame+{e.offset:#x})"
         if got == 0:
-            reason = skip_reason(e, abi)
-            why = f": {reason}" if reason else ""
-            first.emit(NO_SFRAME_FDE, f"{where} has no SFrame FDE{why}")
+            known = next((c for c in (f(e, abi) for f in COVERAGE_CLASSIFIERS) if c), None)
+            if known:
+                first.emit(known[0], f"{where} has no SFrame FDE: {known[1]}")
+            else:
+                first.emit(NO_SFRAME_FDE, f"{where} has no SFrame FDE")
         else:
             first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
