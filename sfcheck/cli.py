@@ -6,12 +6,16 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .dump.json_out import dump_json
 from .dump.objdump import dump_text
 from .elf import ElfError, ElfSFrameInfo, load_elf
 from .errors import DecodeError
+
+if TYPE_CHECKING:
+    from .result import Result
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -25,6 +29,16 @@ def bfd_name(info: ElfSFrameInfo) -> str:
     key = (info.e_machine, info.elfclass, info.little_endian)
     endian = "little" if info.little_endian else "big"
     return _BFD_NAMES.get(key, f"elf{info.elfclass}-{endian}")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
 
 
 def parse_address(text: str) -> int:
@@ -112,35 +126,76 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .checker import Options, check_elf, check_section_bytes
-    from .report_text import render_file
+    from .checker import Options
+    from .inputs import Limits, read_path_list
     from .result import Severity
+    from .scan import ScanConfig, default_jobs, progress_stream, scan
+    from .waivers import WaiverError, apply_waivers, load_waivers, needs_symbols
 
     options = Options(enable=set(args.enable), disable=set(args.disable),
                       require_sframe=args.require_sframe, profile=args.profile)
     try:
         options.validate()
-    except ValueError as exc:
+        waivers = load_waivers(args.waivers) if args.waivers else []
+        limits = Limits(args.max_archive_bytes, args.max_archive_members)
+        paths = list(args.files)
+        if args.from_file:
+            paths += read_path_list(args.from_file)
+    except (ValueError, WaiverError) as exc:
         print(f"sfcheck: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        print(f"sfcheck: error: cannot read {args.from_file}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not paths:
+        print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)
+        return EXIT_USAGE
+    config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
+                        symbols=needs_symbols(waivers) or args.format == "sarif",
+                        progress=progress_stream(args.quiet))
+    result = scan(paths, config)
+    result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
-    colour = sys.stdout.isatty() and not args.no_color
-    out = _Out()
     status = EXIT_OK
-    for path in args.files:
-        if args.raw:
-            data = _read_raw(path, out)
-            if data is None:
-                status = EXIT_USAGE
-                continue
-            res = check_section_bytes(data, path, args.vma, options=options)
-        else:
-            res = check_elf(path, options=options)
-        render_file(res, sys.stdout, colour)
+    for res in result.files:
         if res.error:
             status = EXIT_USAGE
-        elif threshold is not None and any(f.severity >= threshold for f in res.findings):
+        elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
+    return _write_report(args, result, status)
+
+
+def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
+    """Render the scan in --format to --output (or stdout); the exit status stays."""
+    from .report import json_out, junit, sarif, text
+
+    if args.quiet and not args.output:
+        return status
+    try:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    except OSError as exc:
+        print(f"sfcheck: error: cannot write {args.output}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.format == "json":
+            json_out.render(result, out, args.fail_on, status)
+        elif args.format == "sarif":
+            sarif.render(result, out, status)
+        elif args.format == "junit":
+            junit.render(result, out, args.fail_on)
+        else:
+            colour = out is sys.stdout and sys.stdout.isatty() and not args.no_color
+            sk = result.skipped
+            many = len(result.files) > 1 or sk.non_elf + sk.links + sk.special > 0
+            text.render(result, out, colour, summary=many and not args.no_summary)
+            text.render_unused_waivers(result, sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if args.format != "text" and not args.quiet:
+        text.render_unused_waivers(result, sys.stderr)
     return status
 
 
@@ -241,11 +296,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
-        description="Check every SFrame section of each FILE and print findings as "
-                    "`PATH: SEVERITY: [RULE-ID] location: message`.",
-        epilog="Exit status: 0 nothing at or above --fail-on, 1 findings at or above it, "
-               "2 usage error or unreadable/non-ELF file.")
-    check.add_argument("files", nargs="+", metavar="FILE")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check every SFrame section of each ELF file and print findings as "
+                    "`PATH: SEVERITY: [RULE-ID] location: message`.\n"
+                    "FILE may be an ELF file, a directory (searched recursively; files that "
+                    "are\nneither ELF nor an archive are skipped and counted), a .deb, .rpm, "
+                    ".a or tar\narchive (read in memory; each member is reported as "
+                    "ARCHIVE:MEMBER).",
+        epilog="exit status:\n  0  nothing (not waived) at or above --fail-on\n"
+               "  1  findings at or above --fail-on\n"
+               "  2  usage error, or a file that could not be read (unreadable, not ELF,\n"
+               "     or an archive refused as malformed or hostile)")
+    check.add_argument("files", nargs="*", metavar="FILE")
+    check.add_argument("--from-file", metavar="LIST",
+                       help="also read input paths from LIST, one per line or NUL-separated "
+                            "(- for stdin)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text",
+                       help="report format (default text)")
+    check.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    check.add_argument("-j", "--jobs", type=_positive, default=0, metavar="N",
+                       help="worker processes (default: the number of CPUs)")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="no report on stdout and no progress: only the exit status "
+                            "(--output is still written)")
+    check.add_argument("--no-summary", action="store_true",
+                       help="text format: no summary table after a multi-file scan")
+    check.add_argument("--waivers", metavar="TOML",
+                       help="waiver file: accepted findings, each with a reason (see README)")
+    check.add_argument("--max-archive-bytes", type=_positive, default=8 << 30, metavar="N",
+                       help="refuse an archive that expands to more than N bytes "
+                            "(default 8 GiB)")
+    check.add_argument("--max-archive-members", type=_positive, default=1_000_000,
+                       metavar="N", help="refuse an archive with more than N members "
+                                         "(default 1000000)")
     check.add_argument("--raw", action="store_true", help="FILE is a bare SFrame section")
     check.add_argument("--vma", type=parse_address, default=0, metavar="ADDR",
                        help="section address for --raw")

@@ -1,0 +1,59 @@
+"""JSON renderer: the whole scan as one document (schema: sfcheck-result.schema.json)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from importlib import resources
+from typing import Any, TextIO
+
+from .. import __version__
+from ..result import FileResult, Finding, Result
+from ..rules import RULES
+from .summary import summarize
+
+SCHEMA_VERSION = "1.0"
+SCHEMA_FILE = "sfcheck-result.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) this renderer's output follows; shipped as package data."""
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text("utf-8"))
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    loc = {k: v for k, v in asdict(f.location).items() if k != "path" and v is not None}
+    rule = RULES.get(f.rule)
+    return {"rule": f.rule, "group": rule.group if rule else None,
+            "severity": str(f.severity), "message": f.message, "location": loc,
+            "waived": f.waived is not None, "waiver_reason": f.waived}
+
+
+def _file(res: FileResult) -> dict[str, Any]:
+    return {"path": res.path, "package": res.package, "member": res.member, "error": res.error,
+            "sections": [asdict(s) for s in res.sections],
+            "findings": [_finding(f) for f in res.findings]}
+
+
+def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dict[str, Any]:
+    s = summarize(result)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "sfcheck", "version": __version__},
+        "fail_on": fail_on,
+        "exit_status": exit_status,
+        "files": [_file(r) for r in result.files],
+        "skipped": asdict(result.skipped),
+        "unused_waivers": result.unused_waivers,
+        "summary": {
+            "files_checked": s.files_checked, "with_sframe": s.with_sframe,
+            "without_sframe": s.without_sframe, "unreadable": s.unreadable,
+            "versions": {str(v): n for v, n in s.versions.items()},
+            "findings": s.severities, "waived": s.waived,
+            "rules": [asdict(r) for r in s.rules]},
+    }
+
+
+def render(result: Result, out: TextIO, fail_on: str = "error", exit_status: int = 0) -> None:
+    json.dump(to_dict(result, fail_on, exit_status), out, indent=2)
+    out.write("\n")

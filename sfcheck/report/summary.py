@@ -1,0 +1,68 @@
+"""Counts over a whole scan, shared by the text table, JSON and JUnit renderers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..result import Result, Severity
+from ..rules import RULES
+
+
+@dataclass(slots=True)
+class RuleCount:
+    rule: str
+    severity: str  # the severity findings of this rule were reported at (highest seen)
+    count: int = 0  # findings, waived ones included
+    waived: int = 0
+
+
+@dataclass(slots=True)
+class Summary:
+    files_checked: int = 0  # ELF images read (archive members included)
+    with_sframe: int = 0
+    without_sframe: int = 0
+    unreadable: int = 0  # inputs or members that could not be read or were refused
+    skipped_non_elf: int = 0
+    skipped_links: int = 0
+    skipped_special: int = 0
+    versions: dict[int, int] = field(default_factory=dict)  # SFrame version -> files
+    severities: dict[str, int] = field(default_factory=dict)  # not waived
+    waived: int = 0
+    rules: list[RuleCount] = field(default_factory=list)  # by count, then rule ID
+    unused_waivers: int = 0
+
+
+def summarize(result: Result) -> Summary:
+    s = Summary(skipped_non_elf=result.skipped.non_elf, skipped_links=result.skipped.links,
+                skipped_special=result.skipped.special,
+                unused_waivers=len(result.unused_waivers))
+    versions: Counter[int] = Counter()
+    severities: Counter[str] = Counter()
+    rules: dict[str, RuleCount] = {}
+    for res in result.files:
+        if res.error:
+            s.unreadable += 1
+            continue
+        s.files_checked += 1
+        if res.sections:
+            s.with_sframe += 1
+        else:
+            s.without_sframe += 1
+        versions.update({sec.version for sec in res.sections if sec.version})
+        for f in res.findings:
+            rc = rules.setdefault(f.rule, RuleCount(f.rule, str(f.severity)))
+            if Severity.parse(rc.severity) < f.severity:
+                rc.severity = str(f.severity)
+            rc.count += 1
+            if f.waived is not None:
+                rc.waived += 1
+                s.waived += 1
+            else:
+                severities[str(f.severity)] += 1
+    s.versions = dict(sorted(versions.items()))
+    s.severities = {str(sev): severities[str(sev)] for sev in reversed(Severity)}
+    order = {rid: i for i, rid in enumerate(RULES)}
+    s.rules = sorted(rules.values(), key=lambda r: (-r.count, order.get(r.rule, 1 << 30),
+                                                    r.rule))
+    return s

@@ -1,0 +1,302 @@
+"""Scan many inputs, in parallel, with results in a fixed order.
+
+The main process lists inputs (walk.py) and opens archives (expand.py); the ELF images
+go to worker processes in batches, each tagged with a sequence number given in input
+order, so the report is the same whatever `-j` is and whichever worker finishes first.
+With `-j 1` everything runs in this process (no pool, no pickling).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import sys
+import time
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from itertools import count
+from typing import TextIO
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from .checker import Options, check_elf, check_section_bytes
+from .inputs import ArchiveError, Limits, archive_members, classify, walk
+from .inputs.expand import HEAD_SIZE
+from .result import FileResult, Result, Skipped
+
+# One unit of work: (sequence number, label, path to read or None, bytes or None,
+# package, member). A batch is a list of them.
+Job = tuple[int, str, str | None, bytes | None, str | None, str | None]
+
+_BATCH_FILES = 16  # jobs per batch: amortises inter-process overhead (~1 ms per file)
+_BATCH_BYTES = 8 << 20  # ... but never much memory in one message
+
+
+@dataclass
+class ScanConfig:
+    options: Options = field(default_factory=Options)
+    jobs: int = 1
+    limits: Limits = field(default_factory=Limits)
+    raw: bool = False  # inputs are bare SFrame sections (check --raw)
+    vma: int = 0
+    symbols: bool = False  # look up function names for findings with a PC
+    progress: TextIO | None = None  # a terminal to draw a progress line on
+
+
+# --- worker side ---------------------------------------------------------------------
+
+_worker_config: ScanConfig | None = None
+
+
+def _init_worker(config: ScanConfig) -> None:
+    global _worker_config
+    _worker_config = config
+
+
+def _function_symbols(data: bytes) -> list[tuple[int, int, str]]:
+    """(start, size, name) of every function symbol, sorted; [] if the tables are broken."""
+    out: list[tuple[int, int, str]] = []
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        for name in (".symtab", ".dynsym"):
+            sec = elf.get_section_by_name(name)
+            if sec is None or not hasattr(sec, "iter_symbols"):
+                continue
+            for sym in sec.iter_symbols():
+                if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and sym.name:
+                    out.append((sym["st_value"], sym["st_size"], sym.name))
+    except (ELFError, ValueError, KeyError, IndexError, AssertionError, OSError):
+        return []  # names are a nicety for waivers and reports, never a reason to fail
+    out.sort()
+    return out
+
+
+def _name_functions(res: FileResult, data: bytes) -> None:
+    """Fill Location.function for findings that carry an FDE start PC."""
+    if not any(f.location.pc is not None for f in res.findings):
+        return
+    syms = _function_symbols(data)
+    starts = [s[0] for s in syms]
+    for i, f in enumerate(res.findings):
+        pc = f.location.pc
+        if pc is None:
+            continue
+        k = bisect_right(starts, pc) - 1
+        # Prefer a sized symbol containing pc; aliases share a start, so look back a little.
+        for j in range(k, max(k - 8, -1), -1):
+            start, size, name = syms[j]
+            if start <= pc < start + max(size, 1):
+                res.findings[i] = dataclasses.replace(
+                    f, location=dataclasses.replace(f.location, function=name))
+                break
+
+
+def _check_one(job: Job, config: ScanConfig) -> FileResult:
+    _, label, path, data, package, member = job
+    if config.raw:
+        assert path is not None
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except OSError as exc:
+            return FileResult(label, error=f"cannot read file: {exc.strerror or exc}")
+        return check_section_bytes(raw, label, config.vma, options=config.options)
+    res = check_elf(data if data is not None else path or label, path=label,
+                    options=config.options)
+    res.package, res.member = package, member
+    if config.symbols and res.findings and not res.error:
+        if data is None and path is not None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = b""
+        _name_functions(res, data or b"")
+    return res
+
+
+def _run_batch(batch: list[Job]) -> list[tuple[int, FileResult]]:
+    assert _worker_config is not None
+    return [(job[0], _check_one(job, _worker_config)) for job in batch]
+
+
+# --- main side -----------------------------------------------------------------------
+
+
+class _Progress:
+    """One self-rewriting status line on a terminal; silent for short scans."""
+
+    def __init__(self, out: TextIO | None, total_inputs: int) -> None:
+        self.out = out
+        self.total = total_inputs
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
+
+    def update(self, inputs_done: int, checked: int, force: bool = False) -> None:
+        if self.out is None:
+            return
+        now = time.monotonic()
+        if not force and (now - self.start < 0.5 or now - self.last < 0.1):
+            return
+        self.last = now
+        width = 30
+        frac = inputs_done / self.total if self.total else 1.0
+        bar = "#" * int(frac * width) + "." * (width - int(frac * width))
+        rate = checked / max(now - self.start, 1e-9)
+        self.out.write(f"\r[{bar}] {inputs_done}/{self.total} inputs, {checked} ELF files "
+                       f"checked, {rate:.0f} files/s ")
+        self.out.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.out is not None and self.drawn:
+            self.out.write("\r\033[K")
+            self.out.flush()
+
+
+class _Runner:
+    """Collects results by sequence number; runs batches inline or on a process pool."""
+
+    def __init__(self, config: ScanConfig) -> None:
+        self.config = config
+        self.results: dict[int, FileResult] = {}
+        self.batch: list[Job] = []
+        self.batch_bytes = 0
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: set[Future[list[tuple[int, FileResult]]]] = set()
+        self.owner: dict[int, int] = {}  # job sequence number -> input index
+        self.pending: dict[int, int] = {}  # input index -> jobs not finished
+        self.expanded: set[int] = set()  # inputs whose jobs are all submitted
+        self.inputs_done = 0
+        if config.jobs > 1:
+            self.pool = ProcessPoolExecutor(config.jobs, initializer=_init_worker,
+                                            initargs=(config,))
+        else:
+            _init_worker(config)
+
+    def add(self, job: Job, input_index: int) -> None:
+        self.owner[job[0]] = input_index
+        self.pending[input_index] = self.pending.get(input_index, 0) + 1
+        self.batch.append(job)
+        self.batch_bytes += len(job[3] or b"")
+        if len(self.batch) >= _BATCH_FILES or self.batch_bytes >= _BATCH_BYTES:
+            self.flush()
+
+    def record(self, seq: int, res: FileResult) -> None:
+        self.results[seq] = res
+
+    def input_expanded(self, input_index: int) -> None:
+        self.expanded.add(input_index)
+        if not self.pending.get(input_index):
+            self.inputs_done += 1
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if self.pool is None:
+            self._harvest(_run_batch(batch))
+            return
+        self.futures.add(self.pool.submit(_run_batch, batch))
+        # Bound the work (and member bytes) in flight.
+        while len(self.futures) > 2 * self.config.jobs:
+            self._wait(FIRST_COMPLETED)
+
+    def _wait(self, how: str) -> None:
+        done, self.futures = wait(self.futures, return_when=how)
+        for fut in done:
+            self._harvest(fut.result())
+
+    def _harvest(self, got: list[tuple[int, FileResult]]) -> None:
+        for seq, res in got:
+            self.results[seq] = res
+            idx = self.owner.pop(seq)
+            self.pending[idx] -= 1
+            if not self.pending[idx] and idx in self.expanded:
+                self.inputs_done += 1
+
+    def finish(self) -> list[FileResult]:
+        self.flush()
+        while self.futures:
+            self._wait(FIRST_COMPLETED)
+        return [self.results[k] for k in sorted(self.results)]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def _head(path: str) -> bytes | str:
+    """The first bytes of a file, or the reason it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(HEAD_SIZE)
+    except OSError as exc:
+        return f"cannot read file: {exc.strerror or exc}"
+
+
+def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
+    """Check every ELF image in `paths` (files, trees, archives); deterministic order."""
+    config = config or ScanConfig()
+    skipped = Skipped()
+    inputs = list(walk(paths, skipped))
+    progress = _Progress(config.progress, len(inputs))
+    runner = _Runner(config)
+    seq = count()
+    try:
+        for index, inp in enumerate(inputs):
+            if inp.error is not None:
+                runner.record(next(seq), FileResult(inp.path, error=inp.error))
+            elif config.raw:
+                runner.add((next(seq), inp.path, inp.path, None, None, None), index)
+            else:
+                _dispatch(inp.path, inp.explicit, index, seq, config, runner, skipped)
+            runner.input_expanded(index)
+            progress.update(runner.inputs_done, len(runner.results))
+        files = runner.finish()
+        progress.update(runner.inputs_done, len(runner.results), force=progress.drawn)
+    finally:
+        progress.close()
+        runner.close()
+    return Result(files, skipped)
+
+
+def _dispatch(path: str, explicit: bool, index: int, seq: Iterator[int], config: ScanConfig,
+              runner: _Runner, skipped: Skipped) -> None:
+    """Queue the ELF images of one input (or record why it cannot be read)."""
+    head = _head(path)
+    if isinstance(head, str):
+        runner.record(next(seq), FileResult(path, error=head))
+        return
+    kind = classify(head, path)
+    if kind == "elf" or (kind == "other" and explicit):
+        # A named non-ELF file gets check_elf's "not an ELF file" error, as before.
+        runner.add((next(seq), path, path, None, None, None), index)
+    elif kind == "other":
+        skipped.non_elf += 1
+    else:
+        try:
+            for m in archive_members(path, kind, config.limits, skipped):
+                runner.add((next(seq), m.label, None, m.data, m.package, m.member), index)
+        except ArchiveError as exc:
+            # Members read before the problem keep their results; the archive gets an error.
+            runner.record(next(seq), FileResult(path, error=f"{kind} archive refused: {exc}",
+                                                package=path))
+
+
+def default_jobs() -> int:
+    """Worker processes for `-j` by default: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def progress_stream(quiet: bool) -> TextIO | None:
+    """stderr when it is a terminal and the user did not ask for quiet."""
+    return sys.stderr if not quiet and sys.stderr.isatty() else None
