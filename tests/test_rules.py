@@ -63,6 +63,26 @@ HEADER_CASES = [
 ]
 
 
+def test_auxhdr_fires_alone() -> None:
+    assert rules_of(amd64(auxhdr=b"\0\0\0\0")) == {"header-auxhdr"}
+
+
+def test_no_fdes_is_info_only() -> None:
+    res = check_section_bytes(amd64(fdes=[]))
+    assert {(f.rule, f.severity) for f in res.findings} == {("layout-no-fdes", Severity.INFO)}
+
+
+def test_s390x_odd_offset_in_v3() -> None:
+    fdes = [FDE(start=0x100, size=0x40, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, [0]), make_fre(4, [20, -49])))]
+    odd = encode(build_section(3, C.ABI_S390X_BE, fdes))
+    assert "fre-s390x-regnum-v3" in rules_of(odd)
+    even = [replace(fdes[0], fres=(make_fre(0, [0]), make_fre(4, [20, -48])))]
+    assert "fre-s390x-regnum-v3" not in rules_of(encode(build_section(3, C.ABI_S390X_BE, even)))
+    # v2 gives an odd value a meaning (a register number): no finding there
+    assert "fre-s390x-regnum-v3" not in rules_of(encode(build_section(2, C.ABI_S390X_BE, fdes)))
+
+
 @pytest.mark.parametrize(("rule", "mutate"), HEADER_CASES, ids=[c[0] for c in HEADER_CASES])
 def test_header_and_layout_rules_fire(rule: str, mutate) -> None:
     fired = rules_of(mutate(amd64()))
