@@ -1,0 +1,354 @@
+"""Inputs: real .deb/.rpm/.a/tar files are read member by member; hostile ones are refused."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import lzma
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import rpmfile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sfcheck.checker import check_elf
+from sfcheck.inputs import ArchiveError, Limits, archive_members, classify, read_path_list, walk
+from sfcheck.inputs.ar import ar_entries
+from sfcheck.inputs.limits import Budget, PathGuard
+from sfcheck.result import Skipped
+
+from archives import (
+    BAD,
+    EXE_V2,
+    LIB_V1,
+    LIB_V3,
+    ar_bytes,
+    ar_header,
+    deb_bytes,
+    dpkg_deb,
+    link,
+    need,
+    rpmbuild,
+    tar_bytes,
+    zstd_tar,
+)
+
+FILES = {"usr/lib/x86_64-linux-gnu/libcorpus.so.3": LIB_V3, "usr/bin/exe_pie": EXE_V2,
+         "usr/share/doc/t/README": b"not an ELF file\n"}
+
+
+def members(path: Path, limits: Limits | None = None) -> tuple[dict[str, bytes], Skipped]:
+    skipped = Skipped()
+    head = path.read_bytes()[:512]
+    got = {m.member: m.data for m in archive_members(str(path), classify(head, str(path)),
+                                                    limits or Limits(), skipped)}
+    return got, skipped
+
+
+def refused(path: Path, limits: Limits | None = None) -> str:
+    with pytest.raises(ArchiveError) as exc:
+        members(path, limits)
+    return str(exc.value)
+
+
+def write(tmp: Path, name: str, data: bytes) -> Path:
+    path = tmp / name
+    path.write_bytes(data)
+    return path
+
+
+# --- real packages --------------------------------------------------------------------
+
+@pytest.mark.parametrize("compression", ["xz", "gzip", "zstd", "none"])
+def test_dpkg_deb_members(tmp_path: Path, compression: str) -> None:
+    deb = dpkg_deb(tmp_path, FILES, compression,
+                   links={"usr/lib/x86_64-linux-gnu/libcorpus.so": "libcorpus.so.3"})
+    got, skipped = members(deb)
+    assert got == {"./usr/lib/x86_64-linux-gnu/libcorpus.so.3": LIB_V3.read_bytes(),
+                   "./usr/bin/exe_pie": EXE_V2.read_bytes()}
+    assert (skipped.non_elf, skipped.links) == (1, 1)
+    assert classify(deb.read_bytes()[:512], str(deb)) == "deb"
+
+
+@pytest.mark.parametrize("payload,compressor", [("w19.zstdio", b"zstd"), ("w6.xzdio", b"xz"),
+                                                ("w9.gzdio", b"gzip")])
+def test_rpmbuild_members(tmp_path: Path, payload: str, compressor: bytes) -> None:
+    rpm = rpmbuild(tmp_path, FILES, payload,
+                   links={"usr/lib/x86_64-linux-gnu/libcorpus.so": "libcorpus.so.3"})
+    with rpmfile.open(str(rpm)) as r:  # the payload really is compressed as asked
+        assert r.headers["archive_compression"] == compressor
+    got, skipped = members(rpm)
+    assert got == {"./usr/lib/x86_64-linux-gnu/libcorpus.so.3": LIB_V3.read_bytes(),
+                   "./usr/bin/exe_pie": EXE_V2.read_bytes()}
+    assert (skipped.non_elf, skipped.links) == (1, 1)
+
+
+def test_binutils_ar_static_library_every_member(tmp_path: Path) -> None:
+    ar = need("ar")
+    objs = []
+    for i, src in enumerate([LIB_V3, EXE_V2, BAD]):
+        # A long name exercises the GNU `//` long-name table.
+        obj = tmp_path / f"member_with_a_long_name_{i}.o"
+        obj.write_bytes(src.read_bytes())
+        objs.append(obj)
+    (tmp_path / "notes.txt").write_text("text member\n")
+    lib = tmp_path / "libx.a"
+    subprocess.run([ar, "rcs", str(lib), *map(str, objs), str(tmp_path / "notes.txt")],
+                   check=True)
+    got, skipped = members(lib)
+    assert list(got) == [o.name for o in objs]
+    assert [got[o.name] for o in objs] == [o.read_bytes() for o in objs]
+    assert skipped.non_elf == 1
+
+
+def test_static_library_inside_deb_is_opened(tmp_path: Path) -> None:
+    lib = ar_bytes([("a.o", LIB_V3.read_bytes()), ("b.o", b"text")])
+    deb = write(tmp_path, "dev.deb", deb_bytes(tar_bytes([("./usr/lib/libx.a", lib)])))
+    got, skipped = members(deb)
+    assert list(got) == ["./usr/lib/libx.a:a.o"]
+    assert skipped.non_elf == 1
+    # ... but not past max_depth.
+    got, skipped = members(deb, Limits(max_depth=1))
+    assert got == {} and skipped.non_elf == 1
+
+
+@pytest.mark.parametrize("mode,name", [("w", "t.tar"), ("w:gz", "t.tar.gz"),
+                                       ("w:xz", "t.tar.xz"), ("w:bz2", "t.tbz2")])
+def test_tar_members(tmp_path: Path, mode: str, name: str) -> None:
+    data = tar_bytes([("lib/a.so", LIB_V3.read_bytes()), ("README", b"x"),
+                      link("lib/b.so", "a.so")], mode)
+    got, skipped = members(write(tmp_path, name, data))
+    assert got == {"lib/a.so": LIB_V3.read_bytes()}
+    assert (skipped.non_elf, skipped.links) == (1, 1)
+
+
+def test_tar_zst(tmp_path: Path) -> None:
+    got, _ = members(write(tmp_path, "t.tar.zst", zstd_tar([("a.so", LIB_V1.read_bytes())])))
+    assert got == {"a.so": LIB_V1.read_bytes()}
+
+
+def test_member_findings_equal_file_findings(tmp_path: Path) -> None:
+    """Reading through an archive changes nothing but the label."""
+    deb = dpkg_deb(tmp_path, {"usr/lib/bad.so": BAD})
+    (data,) = members(deb)[0].values()
+    direct = check_elf(BAD, path="X")
+    via = check_elf(data, path="X")
+    assert via.findings == direct.findings and direct.findings
+
+
+# --- hostile archives -----------------------------------------------------------------
+
+ELF = LIB_V3.read_bytes()
+
+
+@pytest.mark.parametrize("entries,words", [
+    ([("../../etc/evil.so", ELF)], "escapes the archive root"),
+    ([("./usr/../../evil.so", ELF)], "escapes the archive root"),
+    ([("/etc/evil.so", ELF)], "absolute path"),
+    ([link("lib", "/etc"), ("lib/evil.so", ELF)], "symlink escape"),
+    ([link("a", "../.."), ("a/b/evil.so", ELF)], "symlink escape"),
+    ([link("x.so", "../../etc/shadow", tarfile.LNKTYPE)], "hard link"),
+])
+def test_hostile_tar_refused(tmp_path: Path, entries: list, words: str) -> None:
+    assert words in refused(write(tmp_path, "evil.tar", tar_bytes(entries)))
+    # The same payload as a package's data.tar.
+    assert words in refused(write(tmp_path, "evil.deb", deb_bytes(tar_bytes(entries))))
+
+
+def test_devices_are_skipped_never_read(tmp_path: Path) -> None:
+    dev = tarfile.TarInfo("./dev/sda")
+    dev.type, dev.devmajor, dev.devminor = tarfile.BLKTYPE, 8, 0
+    fifo = tarfile.TarInfo("./run/fifo")
+    fifo.type = tarfile.FIFOTYPE
+    got, skipped = members(write(tmp_path, "d.tar", tar_bytes([dev, fifo, ("./a.so", ELF)])))
+    assert list(got) == ["./a.so"] and skipped.special == 2
+
+
+def test_symlink_members_are_not_followed(tmp_path: Path) -> None:
+    # An absolute symlink is normal in packages (alternatives); it is skipped, not read.
+    got, skipped = members(write(tmp_path, "l.tar", tar_bytes([link("./lib.so", "/etc/passwd")])))
+    assert got == {} and skipped.links == 1
+
+
+def test_decompression_bomb_refused(tmp_path: Path) -> None:
+    big = tar_bytes([("zeros", bytes(32 << 20))])
+    bomb = write(tmp_path, "bomb.tar.xz", lzma.compress(big))
+    assert bomb.stat().st_size < 64 << 10
+    msg = refused(bomb, Limits(max_bytes=4 << 20))
+    assert "more than 4194304 bytes" in msg and "bomb" in msg
+    assert members(bomb, Limits(max_bytes=64 << 20))[0] == {}  # a genuine big one is fine
+
+
+def test_bomb_inside_deb_refused(tmp_path: Path) -> None:
+    deb = write(tmp_path, "bomb.deb", deb_bytes(gzip.compress(tar_bytes(
+        [("./zeros", bytes(16 << 20))])), "data.tar.gz"))
+    assert "bomb" in refused(deb, Limits(max_bytes=1 << 20))
+
+
+def test_member_count_limit(tmp_path: Path) -> None:
+    many = write(tmp_path, "many.tar", tar_bytes([(f"f{i}", b"") for i in range(300)]))
+    assert "more than 100 members" in refused(many, Limits(max_members=100))
+    assert members(many, Limits(max_members=300))[1].non_elf == 300
+
+
+def test_huge_pax_header_refused_before_allocation(tmp_path: Path) -> None:
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = tarfile.XHDTYPE
+    header.size = 8**11 - 1  # 8 GiB; tarfile reads a pax record in one call
+    raw = lzma.compress(header.tobuf(format=tarfile.USTAR_FORMAT) + bytes(4 << 20))
+    assert "bomb" in refused(write(tmp_path, "pax.tar.xz", raw), Limits(max_bytes=1 << 20))
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.6, 0.95])
+def test_truncated_deb_refused(tmp_path: Path, fraction: float) -> None:
+    deb = dpkg_deb(tmp_path, FILES, "xz").read_bytes()
+    cut = write(tmp_path, "cut.deb", deb[: int(len(deb) * fraction)])
+    assert refused(cut)
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.3, 0.6, 0.95])
+def test_truncated_rpm_refused(tmp_path: Path, fraction: float) -> None:
+    rpm = rpmbuild(tmp_path, FILES, "w19.zstdio").read_bytes()
+    cut = write(tmp_path, "cut.rpm", rpm[: int(len(rpm) * fraction)])
+    assert refused(cut)
+
+
+def test_truncated_ar_and_tar_refused(tmp_path: Path) -> None:
+    lib = ar_bytes([("a.o", ELF), ("b.o", ELF)])
+    assert "truncated" in refused(write(tmp_path, "cut.a", lib[: len(lib) - 100]))
+    tgz = tar_bytes([("a.so", ELF), ("b.so", ELF)], "w:gz")
+    assert refused(write(tmp_path, "cut.tar.gz", tgz[: len(tgz) // 2]))
+
+
+def test_hostile_ar_headers(tmp_path: Path) -> None:
+    negative = b"!<arch>\n" + ar_header(b"a.o/", b"-100") + ELF
+    assert "negative size" in refused(write(tmp_path, "neg.a", negative))
+    garbage = b"!<arch>\n" + ar_header(b"a.o/", b"12x") + ELF
+    assert "malformed" in refused(write(tmp_path, "bad.a", garbage))
+    thin = b"!<thin>\n" + ar_header(b"/etc/passwd/", 10)
+    assert "thin archive" in refused(write(tmp_path, "thin.a", thin))
+    traversal = ar_bytes([("../x.o", ELF)])
+    assert "escapes" in refused(write(tmp_path, "trav.a", traversal))
+
+
+def test_hostile_rpm_headers(tmp_path: Path) -> None:
+    rpm = bytearray(rpmbuild(tmp_path, FILES, "w9.gzdio").read_bytes())
+    huge = bytearray(rpm)
+    huge[96 + 8:96 + 12] = (0x7FFFFFFF).to_bytes(4, "big")  # signature index count
+    assert "claims" in refused(write(tmp_path, "huge.rpm", bytes(huge)))
+    nomagic = bytearray(rpm)
+    nomagic[96:99] = b"XXX"
+    assert "no header structure" in refused(write(tmp_path, "nomagic.rpm", bytes(nomagic)))
+
+
+def test_hostile_cpio(tmp_path: Path) -> None:
+    from sfcheck.inputs.rpm import _cpio_entries
+
+    def entries(raw: bytes) -> list:
+        return list(_cpio_entries(io.BytesIO(raw), Budget(Limits())))
+
+    def newc(name: bytes, data: bytes, mode: int = 0o100644, namesize: int | None = None) -> bytes:
+        ns = len(name) + 1 if namesize is None else namesize
+        fields = [0, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, ns, 0]
+        head = b"070701" + b"".join(b"%08X" % f for f in fields)
+        body = head + name + b"\0"
+        body += bytes(-len(body) % 4) + data
+        return body + bytes(-len(body) % 4)
+
+    trailer = newc(b"TRAILER!!!", b"")
+    assert [e.name for e in entries(newc(b"./a", b"xy") + trailer)] == ["./a"]
+    with pytest.raises(ArchiveError, match="name size"):
+        entries(newc(b"./a", b"", namesize=1 << 30) + trailer)
+    with pytest.raises(ArchiveError, match="not hex"):
+        entries(b"070701" + b"ZZZZZZZZ" * 13 + trailer)
+    with pytest.raises(ArchiveError, match="TRAILER"):
+        entries(newc(b"./a", b"xy"))
+    with pytest.raises(ArchiveError, match="bad magic"):
+        entries(b"070707" + bytes(200))
+
+
+def test_path_guard_unit() -> None:
+    g = PathGuard()
+    assert g.check("./usr/lib/x.so") == "usr/lib/x.so"
+    assert g.check("a/../b") == "b"
+    g.symlink("./usr/lib64")
+    with pytest.raises(ArchiveError, match="symlink escape"):
+        g.check("usr/lib64/x.so")
+    assert g.check("usr/lib64x/y") == "usr/lib64x/y"
+    with pytest.raises(ArchiveError, match="NUL"):
+        g.check("a\0b")
+
+
+# Property: whatever bytes replace part of a real archive, reading it either works or
+# raises ArchiveError (a clean refusal), never another exception, and always ends.
+
+def _mutants() -> st.SearchStrategy[tuple[int, int, bytes]]:
+    return st.tuples(st.integers(0, 1 << 16), st.integers(0, 64), st.binary(max_size=16))
+
+
+@pytest.fixture(scope="module")
+def sample_archives(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    tmp = tmp_path_factory.mktemp("arch")
+    out = {"a": ar_bytes([("a.o", ELF[:4096]), ("b.o", b"xyz")]),
+           "tar.gz": tar_bytes([("a.so", ELF[:4096]), link("l", "a.so")], "w:gz"),
+           "deb": deb_bytes(lzma.compress(tar_bytes([("./a.so", ELF[:4096])])), "data.tar.xz")}
+    with contextlib.suppress(pytest.skip.Exception):  # no rpmbuild: the rpm case skips
+        out["rpm"] = rpmbuild(tmp, {"usr/lib/a.so": ELF[:4096]}, "w19.zstdio").read_bytes()
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["a", "tar.gz", "deb", "rpm"]), mutation=_mutants(),
+       cut=st.integers(0, 1 << 16))
+def test_mutated_archives_refused_cleanly(sample_archives: dict[str, bytes], tmp_path: Path,
+                                          kind: str, mutation: tuple[int, int, bytes],
+                                          cut: int) -> None:
+    if kind not in sample_archives:
+        pytest.skip("rpmbuild not installed")
+    data = sample_archives[kind]
+    at, length, repl = mutation
+    at %= len(data)
+    data = (data[:at] + repl + data[at + length:])[: max(cut, 8)]
+    path = tmp_path / f"m.{kind}"
+    path.write_bytes(data)
+    kind_now = classify(data[:512], str(path))
+    if kind_now not in ("deb", "rpm", "ar", "tar"):
+        return
+    try:
+        list(archive_members(str(path), kind_now, Limits(max_bytes=1 << 22), Skipped()))
+    except ArchiveError as exc:
+        assert str(exc)
+
+
+# --- walking trees and path lists -----------------------------------------------------
+
+def test_walk_sorted_skips_links_and_reports_missing(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "z.so").write_bytes(ELF)
+    (tmp_path / "b" / "a.so").write_bytes(ELF)
+    (tmp_path / "a.txt").write_text("x")
+    (tmp_path / "link.so").symlink_to(tmp_path / "b" / "a.so")
+    skipped = Skipped()
+    got = list(walk([str(tmp_path), str(tmp_path / "missing")], skipped))
+    assert [Path(i.path).relative_to(tmp_path).as_posix() for i in got] == [
+        "a.txt", "b/a.so", "b/z.so", "missing"]
+    assert [i.explicit for i in got] == [False, False, False, True]
+    assert got[-1].error and "No such file" in got[-1].error
+    assert skipped.links == 1
+
+
+def test_read_path_list(tmp_path: Path) -> None:
+    lst = tmp_path / "list"
+    lst.write_text("a\n\nb c\r\n")
+    assert read_path_list(str(lst)) == ["a", "b c"]
+    assert read_path_list("-", io.StringIO("x\0y\nz\0")) == ["x", "y\nz"]
+
+
+def test_ar_reader_rejects_non_ar() -> None:
+    with pytest.raises(ArchiveError, match="not an ar archive"):
+        list(ar_entries(io.BytesIO(b"hello world"), Budget(Limits())))
