@@ -50,9 +50,9 @@ GAS_OUTERMOST = rule(
     stack holds, and needs its own stopping heuristic.""",
     "Rebuild with binutils 2.45 or later (SFrame v3 marks the outermost frame).")
 GAS_SKIPPED = rule(
-    "defect-gas-skipped-fde", "defect", "info", "gas left a function out of SFrame",
-    """gas writes no SFrame FDE, with at most an assembler warning, for a function whose CFI
-    SFrame cannot express: DRAP and other stack realignment (CFA from a DWARF expression), a
+    "defect-gas-skipped-fde", "defect", "info", "assembler left a function out of SFrame",
+    """gas (and LLVM MC, "skipping SFrame FDE") writes no SFrame FDE, with at most an assembler
+    warning, for a function whose CFI SFrame cannot express: DRAP and other stack realignment (CFA from a DWARF expression), a
     CFA in a register other than SP/FP (v1/v2), .cfi_escape with unknown effects, an RA not
     at the fixed CFA offset. The function is a silent coverage hole for SFrame-only
     unwinders; the message names it and the CFI that caused it. This is coverage
