@@ -121,7 +121,7 @@ KERNEL_PROFILE = Profile(
             "executable segment.", f"{KERNEL}; {KERNEL_BINFMT}"),
     },
     overrides={
-        "fre-start-at-size": Override(
+        "defect-fre-start-at-size": Override(
             INFO, "__read_fre rejects only ip_off > func_size: a row at func_size is accepted "
             "(and never matched).", KERNEL),
         **_same(("layout-num-fres", "layout-fre-len"), WARN,
@@ -192,7 +192,7 @@ GLIBC_PROFILE = Profile(
             "make it read the wrong bytes.", GLIBC),
     },
     overrides={
-        "fre-start-at-size": Override(
+        "defect-fre-start-at-size": Override(
             INFO, "The last FRE covers up to func_size - 1 (sframe_fre_get_end_ip_offset): a row "
             "at func_size is never matched.", GLIBC),
         **_same(("layout-num-fres", "layout-fre-len"), WARN,
@@ -245,7 +245,7 @@ LIBSFRAME_PROFILE = Profile(
             f"{LIBSFRAME}; {LIBSFRAME_DUMP}"),
     },
     overrides={
-        "fre-start-at-size": Override(
+        "defect-fre-start-at-size": Override(
             INFO, "sframe_decoder_get_fre asserts fre_start_addr <= func_size, relaxed from < for "
             "real gas output (PR libsframe/33131): start == size is accepted.", LIBSFRAME),
         "fre-start-beyond-size": Override(
