@@ -8,6 +8,7 @@
 #   llvm/  python -m ziglang cc (clang + lld 22.1.8)      (SFrame v2 + FUNC_START_PCREL)
 #   bad/   deliberately mismatched links (see bad/README.md)
 #   aarch64/{v1,v3}/, s390x/v3/   cross, assembly only (optional)
+#   defects/  small inputs showing known producer defects (ONLY=defects builds just these)
 # Next to each ELF X with a .sframe section it records:
 #   X.readelf        readelf --sframe X   (the readelf that decodes that version)
 #   X.readelf-2.47   (v2 and bad/ files) the same with sid's readelf 2.47.x
@@ -296,8 +297,42 @@ build_cross() {   # ARCH TAG BINDIR VERSION READELF
     set_version_line "$arch/$tag" "as: $("$bindir/as" --version | head -1) | ld: $("$bindir/ld" --version | head -1) | readelf: $("$re" --version | head -1)"
 }
 
+# ---------------------------------------------------------------- known defects
+# defects/: one small input per toolchain showing a known producer defect that the
+# main sources do not (each checked by tests/test_semantic.py).
+build_defects() {
+    newdir "$HERE/defects"
+    local tag bindir re ver
+    for tag in v1 v2 v3; do
+        case $tag in
+            v1) bindir=/usr/bin; re=$RE_V1; ver=1 ;;
+            v2) bindir=$TC/bin-trixie; re=$RE_V2; ver=2 ;;
+            v3) bindir=$TC/bin-sid; re=$RE_SID; ver=3 ;;
+        esac
+        have_bin "$bindir" || { SKIPPED+=("defects/$tag: $bindir missing"); continue; }
+        must "$bindir/as" --gsframe -o "cfi_at_end-$tag.o" "$S/cfi_at_end.s"
+        check "$OUT/cfi_at_end-$tag.o" "$ver"
+        record "$OUT/cfi_at_end-$tag.o" "$re"
+        # ld 2.40's libsframe asserts fre_start < func_size on this input and aborts:
+        # the defect itself. Later ld links it.
+        if run "$bindir/ld" -z max-page-size=4096 -shared -o "cfi_at_end-$tag.so" "cfi_at_end-$tag.o"; then
+            check "$OUT/cfi_at_end-$tag.so" "$ver"
+            record "$OUT/cfi_at_end-$tag.so" "$re"
+        else
+            rm -f "cfi_at_end-$tag.so"
+            note "defects/$tag: ld aborted linking cfi_at_end-$tag.o (PR libsframe/33131; see BUILD.log)"
+        fi
+    done
+    note "defects/ done"
+}
+
 # ---------------------------------------------------------------- main
 SKIPPED=()
+if [ "${ONLY:-}" = defects ]; then  # ONLY=defects corpus/build.sh: just that directory
+    build_defects
+    for s in "${SKIPPED[@]}"; do note "SKIPPED $s"; done
+    exit 0
+fi
 build_gnu v1 "" 1 "$RE_V1"
 if have_bin "$TC/bin-trixie"; then
     if [ -x "$RE_SID" ]; then build_gnu v2 "$TC/bin-trixie" 2 "$RE_V2" "$RE_SID"; else build_gnu v2 "$TC/bin-trixie" 2 "$RE_V2"; fi
@@ -310,12 +345,13 @@ build_bad
 if have_bin "$TC/bin-bookworm-aarch64"; then build_cross aarch64 v1 "$TC/bin-bookworm-aarch64" 1 "$RE_V1"; else SKIPPED+=("aarch64/v1: bin-bookworm-aarch64 missing"); fi
 if have_bin "$TC/bin-sid-aarch64" && [ -x "$RE_SID" ]; then build_cross aarch64 v3 "$TC/bin-sid-aarch64" 3 "$RE_SID"; else SKIPPED+=("aarch64/v3: bin-sid-aarch64 missing"); fi
 if have_bin "$TC/bin-sid-s390x" && [ -x "$RE_SID" ]; then build_cross s390x v3 "$TC/bin-sid-s390x" 3 "$RE_SID"; else SKIPPED+=("s390x/v3: bin-sid-s390x missing"); fi
+build_defects
 
 cd "$HERE" || exit 1
 # MANIFEST.tsv: one line per ELF file in the corpus
 {
     printf 'file\telf_type\tmachine\tsframe_sh_type\tsh_size\tversion\tflags\tabi\tnum_fdes\tpt_gnu_sframe_filesz\n'
-    find v1 v2 v3 llvm bad aarch64 s390x -type f 2> /dev/null | sort | while read -r f; do
+    find v1 v2 v3 llvm bad aarch64 s390x defects -type f 2> /dev/null | sort | while read -r f; do
         [ "$(head -c4 "$f" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] && python3 "$SFINFO" "$f"
     done
 } > MANIFEST.tsv

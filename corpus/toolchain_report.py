@@ -28,6 +28,7 @@ COLUMNS = [  # (directory, label)
     ("aarch64/v3", "gas/ld 2.47.50 (aarch64, v3)"),
     ("s390x/v3", "gas/ld 2.47.50 (s390x, v3)"),
     ("bad", "mismatched pairs (bad/)"),
+    ("defects", "gas/ld 2.40-2.47.50 defect inputs (defects/)"),
 ]
 
 

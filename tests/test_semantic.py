@@ -270,6 +270,10 @@ def test_structure_only() -> None:
     ("llvm/nolibc.o", "defect-outermost-not-marked"),
     ("v2/libcorpus.so", "defect-gas-skipped-fde"),
     ("v2/drap.o", "defect-gas-skipped-fde"),
+    ("defects/cfi_at_end-v1.o", "defect-fre-start-at-size"),
+    ("defects/cfi_at_end-v2.o", "defect-fre-start-at-size"),
+    ("defects/cfi_at_end-v3.o", "defect-fre-start-at-size"),
+    ("defects/cfi_at_end-v3.so", "defect-fre-start-at-size"),
 ])
 def test_known_defects_on_real_binaries(name: str, rule: str) -> None:
     res = check_elf(CORPUS / name)

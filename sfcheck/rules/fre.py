@@ -45,8 +45,9 @@ START_AT_SIZE = rule(
     "FRE starts exactly at the end of its function",
     """gas emits an FRE whose start equals the function size when a CFI directive follows the
     last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
-    it is harmless, but libsframe up to 2.45 asserted fre_start < func_size and aborted on
-    such input (now <=); the kernel accepts it (it rejects only ip_off > func_size).""",
+    it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
+    aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
+    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
     "Nothing to do; the row is unused (a gas fix drops such rows).")
 START_BEYOND_REP = rule(
     "fre-start-beyond-rep", "fre", "error", "PCMASK FRE starts beyond the repeated block",
