@@ -389,3 +389,18 @@ def test_mutated_sframe_and_eh_frame_never_raise(data) -> None:
         assert res.error is None
 
 
+
+
+def test_cli_structure_only(capsys) -> None:
+    from sfcheck.cli import main
+    k = function_fde(V3)
+    data = patched(V3, lambda s: with_fde(s, k, shift_cfa(s.fdes[k], 16)))
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(data)
+        f.flush()
+        assert main([f.name]) == 1
+        assert "[semantic-cfa-mismatch]" in capsys.readouterr().out
+        assert main(["--disable", "semantic", "--disable", "defect", f.name]) == 0
+        out = capsys.readouterr().out
+        assert "[semantic-" not in out and "[defect-" not in out
