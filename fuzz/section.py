@@ -1,0 +1,130 @@
+"""Harness `section`: bytes -> decode -> every rule -> dump -> unwind a few PCs.
+
+Properties (an AssertionError is a finding):
+* only sfcheck's own error types escape (anything else propagates: a finding);
+* the unwinder stops within its frame cap, with SP never moving down;
+* a section the checker finds clean (no error finding) never makes the dumper
+  raise DecodeError, nor the unwinder stop on malformed data: the validator is
+  sound with respect to sfcheck's own consumers;
+* encode(decode(x)) == x for clean sections.
+
+    python fuzz/section.py [libFuzzer flags] [corpus dirs]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from fuzz import common  # noqa: E402
+
+with common.instrumented_imports(__name__ == "__main__"):
+    from sfcheck.checker import check_section_bytes
+    from sfcheck.dump.objdump import dump_text
+    from sfcheck.errors import DecodeError, EncodeError, SfcheckError
+    from sfcheck.format.decode import Decoder, decode
+    from sfcheck.format.encode import encode
+    from sfcheck.result import Severity
+    from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, Unwinder
+
+from fuzz import mutator  # noqa: E402
+
+VMA = 0x400000
+STACK = 0x7FFF0000
+MAX_FRAMES = 12
+PROBE_FDES = 3
+MASK = (1 << 64) - 1
+
+
+def _stack(pcs: list[int], big_endian: bool) -> SparseMemory:
+    """256 bytes of stack whose words alternate return addresses and stack addresses,
+    so walks take several steps through the section's own functions."""
+    order = "big" if big_endian else "little"
+    words = []
+    for k in range(32):
+        if k % 2 and pcs:
+            words.append((pcs[(k // 2) % len(pcs)] + 1) & MASK)
+        else:
+            words.append(STACK + 16 * (k + 1))
+    return SparseMemory({STACK: b"".join(w.to_bytes(8, order) for w in words)})
+
+
+def check_clean(data: bytes) -> bool:
+    """Run every rule; True when the section has no error finding."""
+    result = check_section_bytes(data, vma=VMA)
+    return result.error is None and not any(
+        f.severity >= Severity.ERROR for f in result.findings)
+
+
+def test_one_input(data: bytes) -> None:
+    # The project's own error types may escape; anything else is a finding.
+    with contextlib.suppress(SfcheckError):
+        _one(data)
+
+
+def _one(data: bytes) -> None:
+    clean = bool(data) and check_clean(data)  # empty: a warning, and nothing to read
+    try:
+        lines = sum(1 for _ in dump_text(data, VMA))
+    except DecodeError as exc:
+        if clean:
+            raise AssertionError(f"clean section, but the dumper stops: {exc}") from None
+        lines = 0
+    assert lines >= 0
+    if clean:
+        try:
+            again = encode(decode(data))
+        except DecodeError as exc:
+            raise AssertionError(f"clean section that does not decode: {exc}") from None
+        except EncodeError as exc:
+            raise AssertionError(f"clean section that does not re-encode: {exc}") from None
+        assert again == data, "clean section does not round-trip through encode(decode())"
+    _unwind(data, clean)
+
+
+def _probe_pcs(data: bytes) -> tuple[list[int], bool]:
+    """PCs in the first few functions (start, last row, last byte) and the byte order."""
+    try:
+        dec = Decoder(data)
+    except DecodeError:
+        return [VMA, VMA + 1], False
+    h = dec.header
+    pcs: list[int] = []
+    for i in range(min(PROBE_FDES, h.num_fdes)):
+        try:
+            fde = dec.fde(i)
+        except DecodeError:
+            break
+        start = h.func_start(i, fde.start, VMA) & MASK
+        pcs.append(start)
+        if fde.fres:
+            pcs.append((start + fde.fres[-1].start) & MASK)
+        if fde.size:
+            pcs.append((start + fde.size - 1) & MASK)
+    return pcs or [VMA], h.big_endian
+
+
+def _unwind(data: bytes, clean: bool) -> None:
+    table = SFrameTable(data, vma=VMA, text_ranges=[(VMA - 0x10000, VMA + 0x100000)])
+    pcs, big = _probe_pcs(data)
+    unwinder = Unwinder([table], _stack(pcs, big), max_frames=MAX_FRAMES)
+    for pc in pcs[:4]:
+        walk = unwinder.walk(Registers(pc, STACK, STACK + 64, ra=pc + 1)).run()
+        stop = walk.stop
+        assert stop is not None
+        assert 1 <= len(walk.frames) <= MAX_FRAMES, "walk exceeded its frame cap"
+        sps = [f.sp for f in walk.frames]
+        assert all(b >= a for a, b in zip(sps, sps[1:], strict=False)), "SP moved down"
+        if clean and stop.reason is StopReason.MALFORMED:
+            raise AssertionError(f"clean section, but the unwinder stops on malformed data: "
+                                 f"{stop.detail}")
+
+
+def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    return mutator.mutate(data, max_size, seed)
+
+if __name__ == "__main__":
+    common.run("section", test_one_input, custom_mutator)
