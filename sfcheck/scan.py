@@ -121,7 +121,15 @@ def _check_one(job: Job, config: ScanConfig) -> FileResult:
 
 def _run_batch(batch: list[Job]) -> list[tuple[int, FileResult]]:
     assert _worker_config is not None
-    return [(job[0], _check_one(job, _worker_config)) for job in batch]
+    out = []
+    for job in batch:
+        try:
+            res = _check_one(job, _worker_config)
+        except Exception as exc:  # a bug in sfcheck: report it on this file, scan the rest
+            res = FileResult(job[1], error=f"sfcheck internal error: {type(exc).__name__}: "
+                             f"{exc} (please report this file)", package=job[4], member=job[5])
+        out.append((job[0], res))
+    return out
 
 
 # --- main side -----------------------------------------------------------------------
@@ -173,11 +181,7 @@ class _Runner:
         self.pending: dict[int, int] = {}  # input index -> jobs not finished
         self.expanded: set[int] = set()  # inputs whose jobs are all submitted
         self.inputs_done = 0
-        if config.jobs > 1:
-            self.pool = ProcessPoolExecutor(config.jobs, initializer=_init_worker,
-                                            initargs=(config,))
-        else:
-            _init_worker(config)
+        _init_worker(config)  # for batches run here: -j 1, or a scan too small for a pool
 
     def add(self, job: Job, input_index: int) -> None:
         self.owner[job[0]] = input_index
@@ -195,10 +199,15 @@ class _Runner:
         if not self.pending.get(input_index):
             self.inputs_done += 1
 
-    def flush(self) -> None:
+    def flush(self, last: bool = False) -> None:
         if not self.batch:
             return
         batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if self.pool is None and self.config.jobs > 1 and not last:
+            # Started on the first full batch: a scan of one batch or less (`sfcheck FILE`)
+            # never pays for worker processes.
+            self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_worker,
+                                            initargs=(self.config,))
         if self.pool is None:
             self._harvest(_run_batch(batch))
             return
@@ -221,7 +230,7 @@ class _Runner:
                 self.inputs_done += 1
 
     def finish(self) -> list[FileResult]:
-        self.flush()
+        self.flush(last=True)
         while self.futures:
             self._wait(FIRST_COMPLETED)
         return [self.results[k] for k in sorted(self.results)]

@@ -147,3 +147,17 @@ def test_bench_script_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert scan_bench.main(["--files", "12", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "-j 1: 12 files" in out and "-j 2 / -j 1:" in out
+
+
+def test_internal_error_is_reported_on_the_file(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import sfcheck.scan
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sfcheck.scan, "check_elf", broken)
+    assert main(["check", "-j", "1", str(LIB_V3), str(EXE_V2)]) == 2
+    out = capsys.readouterr().out
+    assert f"{LIB_V3}: error: sfcheck internal error: RuntimeError: boom" in out
+    assert f"{EXE_V2}: error: sfcheck internal error" in out  # the scan went on
