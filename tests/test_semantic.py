@@ -60,7 +60,9 @@ def test_corpus_binaries_agree_with_eh_frame(path: Path) -> None:
     res = check_elf(path)
     assert res.error is None
     assert not rules(res) & MISMATCH, [f.text() for f in res.findings]
-    assert not {r for r in errors(res) if r.startswith(("semantic", "defect"))}
+    # Valid output gets no error at all; lld's links really lack what runtime readers need.
+    allowed = {"elf-no-segment", "elf-not-sorted"} if "llvm" in path.parts else set()
+    assert errors(res) <= allowed, [f.text() for f in res.findings]
 
 
 # -- damage, caught ---------------------------------------------------------------------
