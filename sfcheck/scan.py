@@ -170,8 +170,9 @@ class _Progress:
 class _Runner:
     """Collects results by sequence number; runs batches inline or on a process pool."""
 
-    def __init__(self, config: ScanConfig) -> None:
+    def __init__(self, config: ScanConfig, progress: _Progress) -> None:
         self.config = config
+        self.progress = progress
         self.results: dict[int, FileResult] = {}
         self.batch: list[Job] = []
         self.batch_bytes = 0
@@ -228,6 +229,7 @@ class _Runner:
             self.pending[idx] -= 1
             if not self.pending[idx] and idx in self.expanded:
                 self.inputs_done += 1
+        self.progress.update(self.inputs_done, len(self.results))
 
     def finish(self) -> list[FileResult]:
         self.flush(last=True)
@@ -255,7 +257,7 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
     skipped = Skipped()
     inputs = list(walk(paths, skipped))
     progress = _Progress(config.progress, len(inputs))
-    runner = _Runner(config)
+    runner = _Runner(config, progress)
     seq = count()
     try:
         for index, inp in enumerate(inputs):
@@ -286,7 +288,10 @@ def _dispatch(path: str, explicit: bool, index: int, seq: Iterator[int], config:
     if kind == "elf" or (kind == "other" and explicit):
         # A named non-ELF file gets check_elf's "not an ELF file" error, as before.
         runner.add((next(seq), path, path, None, None, None), index)
-    elif kind == "other":
+    elif kind == "thin" and explicit:
+        runner.record(next(seq), FileResult(path, error="thin archive: its members are files "
+                                            "outside the archive; scan those files instead"))
+    elif kind in ("other", "thin"):
         skipped.non_elf += 1
     else:
         try:

@@ -161,3 +161,12 @@ def test_internal_error_is_reported_on_the_file(monkeypatch: pytest.MonkeyPatch,
     out = capsys.readouterr().out
     assert f"{LIB_V3}: error: sfcheck internal error: RuntimeError: boom" in out
     assert f"{EXE_V2}: error: sfcheck internal error" in out  # the scan went on
+
+
+def test_thin_archives_skipped_in_trees_refused_by_name(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    thin = tmp_path / "built-in.a"
+    thin.write_bytes(b"!<thin>\n")
+    assert main(["check", "-j", "1", str(tmp_path)]) == 0
+    assert main(["check", "-j", "1", str(thin)]) == 2
+    assert "thin archive" in capsys.readouterr().out

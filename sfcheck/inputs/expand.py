@@ -40,13 +40,16 @@ class Member:
 
 
 def classify(head: bytes, name: str) -> str:
-    """'elf', an archive kind ('deb', 'rpm', 'ar', 'tar') or 'other', from the first bytes."""
+    """'elf', an archive kind ('deb', 'rpm', 'ar', 'tar'), 'thin' (a thin ar archive) or
+    'other', from the first bytes."""
     if head.startswith(ELF_MAGIC):
         return "elf"
     if is_deb_head(head):
         return "deb"
-    if head.startswith((AR_MAGIC, THIN_MAGIC)):
+    if head.startswith(AR_MAGIC):
         return "ar"
+    if head.startswith(THIN_MAGIC):
+        return "thin"  # members are other files (in a build tree, scanned as themselves)
     if is_rpm_head(head):
         return "rpm"
     if is_tar_head(head) or name.lower().endswith(TAR_SUFFIXES):
