@@ -152,7 +152,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)
         return EXIT_USAGE
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
-                        symbols=needs_symbols(waivers) or args.format == "sarif",
+                        symbols=needs_symbols(waivers) or args.format in ("json", "sarif"),
                         progress=progress_stream(args.quiet))
     result = scan(paths, config)
     result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
