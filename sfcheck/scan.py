@@ -207,8 +207,11 @@ class _Runner:
         if self.pool is None and self.config.jobs > 1 and not last:
             # Started on the first full batch: a scan of one batch or less (`sfcheck FILE`)
             # never pays for worker processes.
+            # Workers get the config without the terminal stream: under the spawn and
+            # forkserver start methods initargs are pickled.
+            worker_config = dataclasses.replace(self.config, progress=None)
             self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_worker,
-                                            initargs=(self.config,))
+                                            initargs=(worker_config,))
         if self.pool is None:
             self._harvest(_run_batch(batch))
             return
