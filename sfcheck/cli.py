@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser(
         "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Check every SFrame section of each ELF file and print findings as "
+        description="Check every SFrame section of each ELF file and print findings as\n"
                     "`PATH: SEVERITY: [RULE-ID] location: message`.\n"
                     "FILE may be an ELF file, a directory (searched recursively; files that "
                     "are\nneither ELF nor an archive are skipped and counted), a .deb, .rpm, "
