@@ -1,0 +1,126 @@
+"""Smoke runs of every fuzz harness: a few seconds each, fixed libFuzzer seed and run count.
+
+Each harness runs as the campaign runner runs it (campaign mode: failures are
+kept, not fatal), and the test fails if it kept any failure other than the
+ones corpus/regressions/open.txt lists as open. Also checks the structure-aware
+mutator and the campaign runner end to end on a tiny campaign.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+atheris = pytest.importorskip("atheris", reason="atheris not installed (pip install -e '.[fuzz]')")
+
+from fuzz import common  # noqa: E402
+
+LIBSFRAME_240 = "/usr/lib/x86_64-linux-gnu/libsframe.so.0"
+RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "libsframe": 300}
+
+
+def _open_signatures() -> set[str]:
+    """Signatures of the open regression inputs (they still fail, by design)."""
+    import importlib
+    out = set()
+    open_list = common.REGRESSIONS / "open.txt"
+    if not open_list.is_file():
+        return out
+    for line in open_list.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        harness, name = line.split()[0].split("/", 1)
+        mod = importlib.import_module(f"fuzz.{harness}")
+        try:
+            mod.test_one_input((common.REGRESSIONS / harness / name).read_bytes())
+        except Exception as exc:  # noqa: BLE001
+            out.add(common.signature(exc))
+    return out
+
+
+def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
+    seeds, corpus, found = tmp_path / "seeds", tmp_path / "corpus", tmp_path / "found"
+    corpus.mkdir()
+    versions = {1} if target == "libsframe" else None
+    assert common.write_seeds(target, seeds, versions=versions) > 0
+    env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(found), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, str(common.FUZZ_DIR / f"{target}.py"), *(extra or []),
+            f"-runs={RUNS[target]}", "-seed=1", "-max_len=4096", "-timeout=30",
+            f"-artifact_prefix={tmp_path}/", str(corpus), str(seeds)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=240,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"Done {RUNS[target]} runs" in proc.stderr, proc.stderr[-3000:]
+    assert any(corpus.iterdir()), "the fuzzer kept no input at all"
+    if target != "libsframe":  # its findings are libsframe's behaviour, not sfcheck's
+        kept = {p.read_text().splitlines()[0] for p in found.glob("*.txt")} if found.is_dir() \
+            else set()
+        unexpected = kept - _open_signatures()
+        assert not unexpected, f"new failures: {unexpected}"
+    artifacts = [p.name for p in tmp_path.glob("*-*") if p.name.split("-")[0] in
+                 ("crash", "timeout", "oom", "leak")]
+    assert not artifacts, artifacts
+    return proc.stderr
+
+
+@pytest.mark.parametrize("target", ["section", "unwind", "elf"])
+def test_harness_smoke(target: str, tmp_path: Path) -> None:
+    log = _smoke(target, tmp_path)
+    assert "cov:" in log
+
+
+def test_libsframe_differential_smoke(tmp_path: Path) -> None:
+    if not Path(LIBSFRAME_240).exists():
+        pytest.skip(f"{LIBSFRAME_240} not installed (Debian libbinutils, binutils 2.40)")
+    log = _smoke("libsframe", tmp_path, [f"--libsframe={LIBSFRAME_240}"])
+    # The worker really ran: libsframe 2.40 refuses v2 sections, a disagreement with sfcheck
+    # that the fuzzer reaches within a few hundred runs from v1 seeds; at minimum every
+    # seed went through it without killing the harness.
+    assert "Done" in log
+
+
+def test_mutator_is_deterministic_and_keeps_sections_decodable() -> None:
+    from fuzz import mutator
+    from sfcheck.format.decode import decode
+    seeds = [d for _n, d, _v in common.corpus_sections()]
+    decodable = 0
+    rng = random.Random(7)
+    for k in range(300):
+        data = seeds[k % len(seeds)]
+        seed = rng.getrandbits(32)
+        out = mutator.mutate(data, 4096, seed, byte_mutate=lambda d, n: d[:n])
+        assert out == mutator.mutate(data, 4096, seed, byte_mutate=lambda d, n: d[:n])
+        assert len(out) <= 4096
+        try:
+            decode(out)
+            decodable += 1
+        except Exception:  # noqa: BLE001 - the layout-keeping half may break counts
+            pass
+    # Most field mutations are re-laid out canonically, so most outputs still decode.
+    assert decodable > 150, decodable
+
+
+def test_runner_end_to_end(tmp_path: Path) -> None:
+    out, reports = tmp_path / "run", tmp_path / "reports"
+    proc = subprocess.run(
+        [sys.executable, "-m", "fuzz", "run", "--targets", "unwind", "--duration", "4",
+         "--seed", "3", "--out", str(out), "--report-dir", str(reports), "--no-save",
+         "--progress", "2", "--minimize-budget", "5"],
+        capture_output=True, text=True, cwd=ROOT, timeout=180,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    md = list(reports.glob("fuzz-unwind-*.md"))
+    assert len(md) == 1 and md[0].with_suffix(".png").is_file()
+    text = md[0].read_text()
+    assert "python -m fuzz run --targets unwind --duration 4" in text
+    assert "| job |" in text and (out / "campaign.json").is_file()
