@@ -430,3 +430,18 @@ def test_aliased_blocks_before_clean_ones(version: int) -> None:
         data[pos:h.fdes_start + (i + 1) * fsz] = recs[big][off:]
     rules = {f.rule for f in assert_same(bytes(data), lay.sframe_vma)}
     assert "layout-fre-overlap" in rules
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 60)), max_size=12),
+       st.lists(st.tuples(st.integers(0, 300), st.integers(0, 80)), min_size=1, max_size=4))
+def test_function_range_shortcut(ranges, spans) -> None:
+    """rules/elf.py's C-level shortcut says "all inside" only when the per-range loop
+    would find nothing."""
+    from sfcheck.rules.elf import _all_inside
+
+    spans = sorted((a, a + w) for a, w in spans)
+    ranges = [(pc, size, i) for i, (pc, size) in enumerate(ranges)]
+    naive = all(any(a <= pc and pc + size <= b for a, b in spans) for pc, size, _ in ranges)
+    if _all_inside(ranges, spans):
+        assert naive
