@@ -115,9 +115,10 @@ def cmd_seeds(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_list(_args: argparse.Namespace) -> int:
+def cmd_list(args: argparse.Namespace) -> int:
     for h in HARNESSES:
-        print(h)
+        if not (args.standalone and h == "libsframe"):  # libsframe needs a library path
+            print(h)
     return 0
 
 
@@ -165,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("dir")
     s.set_defaults(fn=cmd_seeds)
     lst = sub.add_parser("list", help="list the harnesses")
+    lst.add_argument("--standalone", action="store_true",
+                     help="only those that need nothing outside the project (OSS-Fuzz)")
     lst.set_defaults(fn=cmd_list)
     args = p.parse_args(argv)
     return args.fn(args)

@@ -124,3 +124,33 @@ def test_runner_end_to_end(tmp_path: Path) -> None:
     text = md[0].read_text()
     assert "python -m fuzz run --targets unwind --duration 4" in text
     assert "| job |" in text and (out / "campaign.json").is_file()
+
+
+def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
+    """fuzz/oss-fuzz/build.sh without Docker: compile_python_fuzzer is a stub that records
+    its arguments; everything else (harness list, seed zips, dictionaries) runs for real."""
+    src, out, work, shim = (tmp_path / d for d in ("src", "out", "work", "bin"))
+    for d in (src, out, work, shim):
+        d.mkdir()
+    (src / "sfcheck").symlink_to(ROOT)
+    (shim / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (shim / "python3").chmod(0o755)
+    calls = tmp_path / "calls.txt"
+    script = (f'compile_python_fuzzer() {{ echo "$@" >> {calls}; }}\n'
+              f"export -f compile_python_fuzzer\n"
+              f"bash {common.FUZZ_DIR / 'oss-fuzz' / 'build.sh'}\n")
+    env = dict(os.environ, SRC=str(src), OUT=str(out), WORK=str(work), SFCHECK_SKIP_INSTALL="1",
+               PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    compiled = [line.split()[0] for line in calls.read_text().splitlines()]
+    assert compiled == ["fuzz/section.py", "fuzz/elf.py", "fuzz/unwind.py"]
+    for name in ("section", "elf", "unwind"):
+        assert (out / f"{name}_seed_corpus.zip").stat().st_size > 1000
+        assert (out / f"{name}.dict").is_file() and (out / f"{name}.options").is_file()
+    # Every bundled ELF exists where --add-data says.
+    for line in calls.read_text().splitlines():
+        for arg in line.split():
+            if ":corpus/" in arg:
+                assert (ROOT / arg.split(":")[0]).is_file(), arg
