@@ -88,9 +88,29 @@ def write_reports(camp: Campaign, command: str, report_dir: Path, title: str = "
         md = report_dir / f"{stem}.md"
         rows = [r for r in camp.results
                 if r.get("target") == target and r.get("label", "") == label]
+        if target == "libsframe":
+            rows = _keep_reproducers(rows, report_dir / f"{stem}-repro")
         md.write_text(_markdown(camp, command, target, label, jobs, rows, png.name))
         written.append(md)
     return written
+
+
+def _keep_reproducers(rows: list[dict], dest: Path) -> list[dict]:
+    """libsframe reproducers live in the run directory: copy them next to the report."""
+    import shutil
+    out = []
+    for r in rows:
+        src = Path(r.get("reproducer", ""))
+        if src.is_file() and not src.is_relative_to(common.ROOT / "corpus"):
+            dest.mkdir(parents=True, exist_ok=True)
+            name = common.slug(str(r.get("signature", src.stem)))[:80] + ".bin"
+            shutil.copyfile(src, dest / name)
+            try:
+                r = r | {"reproducer": str((dest / name).resolve().relative_to(common.ROOT))}
+            except ValueError:
+                r = r | {"reproducer": str(dest / name)}
+        out.append(r)
+    return out
 
 
 def _markdown(camp: Campaign, command: str, target: str, label: str, jobs: list[Job],
