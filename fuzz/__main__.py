@@ -7,6 +7,7 @@
     python -m fuzz minimize section FILE          # shrink one failing input
     python -m fuzz seeds section DIR              # write a harness's seed inputs
     python -m fuzz list                           # the harnesses (OSS-Fuzz build)
+    python -m fuzz compare-mutator --duration 600 # what the structure-aware mutator adds
 
 `run` exits 1 when the campaign found anything not already in corpus/regressions/
 (or, for libsframe, not already in the run's known list), 0 otherwise.
@@ -165,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("target", choices=HARNESSES)
     s.add_argument("dir")
     s.set_defaults(fn=cmd_seeds)
+    c = sub.add_parser("compare-mutator", help="the same campaign with and without the "
+                       "structure-aware mutator, side by side")
+    c.add_argument("--target", choices=("section", "elf"), default="section")
+    c.add_argument("--duration", type=int, default=600)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--max-len", type=int, default=4096)
+    c.add_argument("--out")
+    c.add_argument("--report-dir", default=str(common.ROOT / "reports"))
+    c.set_defaults(fn=lambda a: __import__("fuzz.compare", fromlist=["main"]).main(a))
     lst = sub.add_parser("list", help="list the harnesses")
     lst.add_argument("--standalone", action="store_true",
                      help="only those that need nothing outside the project (OSS-Fuzz)")

@@ -41,6 +41,7 @@ class Job:
     execs: list[tuple[float, int]] = field(default_factory=list)  # t, executions
     findings: list[tuple[float, str, int]] = field(default_factory=list)  # t, sig, len
     final: dict[str, int] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for this job
     returncode: int | None = None
     started: float = 0.0
     ended: float = 0.0
@@ -101,7 +102,7 @@ class Campaign:
         return base / "seeds", base / "corpus", base / "artifacts", base / "findings"
 
     def add(self, target: str, jobs: int, label: str = "", extra: list[str] | None = None,
-            seeds_from: set[int] | None = None) -> None:
+            seeds_from: set[int] | None = None, env: dict[str, str] | None = None) -> None:
         seeds, corpus, artifacts, findings = self.dirs(target, label)
         for d in (corpus, artifacts, findings):
             d.mkdir(parents=True, exist_ok=True)
@@ -115,7 +116,7 @@ class Campaign:
                     f"-artifact_prefix={artifacts}/",
                     str(corpus), str(seeds)]
             log = self.out / f"{target}{'-' + label if label else ''}-job{j}.log"
-            self.jobs.append(Job(target, j, label, argv, log))
+            self.jobs.append(Job(target, j, label, argv, log, env=dict(env or {})))
 
     def run(self, progress_every: float = 10.0) -> None:
         self.started_at = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -126,6 +127,7 @@ class Campaign:
             env = dict(os.environ)
             env["SFCHECK_FUZZ_FINDINGS"] = str(self.dirs(job.target, job.label)[3])
             env["SFCHECK_FUZZ_MUTATOR"] = "1" if self.mutator else "0"
+            env |= job.env
             env["PYTHONPATH"] = str(common.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
             job.started = time.monotonic()
             proc = subprocess.Popen(job.argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
