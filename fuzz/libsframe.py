@@ -72,8 +72,8 @@ def lib_label(path: str) -> str:
             continue
         m = re.search(r"\(([^)]+)\)", first)
         if m:
-            return f"libsframe-{m.group(1)}"
-    return "libsframe-" + p.name.replace("libsframe.so.", "so")
+            return m.group(1)
+    return p.name.replace("libsframe.so.", "so")
 
 
 def seed_versions(path: str) -> set[int]:

@@ -113,9 +113,24 @@ def _keep_reproducers(rows: list[dict], dest: Path) -> list[dict]:
     return out
 
 
+LIBSFRAME_KEYS = """\
+Keys: `crash:<signal>:<call>[:<message>]` libsframe killed the worker during that API call
+(the section ends at a PROT_NONE page, so SIGSEGV in `call_decode` is a read past the end of
+the caller's buffer); `hang:<call>`; `accepts:<rule>` sframe_decode accepted a section that
+breaks sfcheck's error rule `<rule>`; `rejects:v<N>:<error>` sframe_decode refused a section
+sfcheck finds clean (expected for versions that library does not read); `funcdesc:*`,
+`fre:*`, `find_fre:*` both accept the section but libsframe reads an FDE/FRE differently or
+sframe_find_fre answers a section-relative PC differently from sfcheck's unwinder table.
+Status `new`: a libsframe crash or hang not yet in fuzz/libsframe-known.txt; `libsframe`: a
+disagreement, reported for the write-up, not an sfcheck failure. Each reproducer is the
+smallest input found, minimised against the same library."""
+
+
 def _markdown(camp: Campaign, command: str, target: str, label: str, jobs: list[Job],
               rows: list[dict], png: str) -> str:
-    lines = [f"# Fuzz campaign: `{target}`" + (f" against {label}" if label else ""), "",
+    against = f" against libsframe {label}" if target == "libsframe" else (
+        f" ({label})" if label else "")
+    lines = [f"# Fuzz campaign: `{target}`{against}", "",
              "Produced by the campaign runner. Reproduce with (from the repository root, "
              "`pip install -e '.[fuzz]'`):", "", "```", command, "```", "",
              f"- started {camp.started_at}, commit `{_git_rev()}`, Python "
@@ -142,6 +157,8 @@ def _markdown(camp: Campaign, command: str, target: str, label: str, jobs: list[
                      f"{job.ended:.0f} | {execs} | {mean_rate(job):.0f} | {cov} | {ft} | "
                      f"{corp} | {job.returncode} |")
     lines += ["", f"![coverage and exec/s over time]({png})", "", "## Findings", ""]
+    if target == "libsframe":
+        lines += [LIBSFRAME_KEYS, ""]
     if not rows:
         lines.append("None: no exception other than sfcheck's own, no failed property, no "
                      "timeout or out-of-memory.")
