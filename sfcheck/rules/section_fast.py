@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Iterable
 from functools import cache
 from itertools import accumulate, chain, compress, islice, repeat
-from operator import add, and_, contains, ge, gt, le, lt, mul, ne, or_, sub
+from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, or_, sub
 
 from ..format import constants as C
 
@@ -277,7 +277,8 @@ class Table:
                 bad[i + 1] = 1
         if v == C.VERSION_3:
             at = list(map(mul, firsts, bad.translate(_FLIP))) if any(bad) else firsts
-            attrs = b"".join(map(data.__getitem__, map(slice, at, map(add, at, repeat(5, n)))))
+            spans = map(slice, at, map(add, at, repeat(C.V3_ATTR_SIZE, n)))
+            attrs = b"".join(itemgetter(*spans)(data)) if n > 1 else data[at[0]:at[0] + 5]
             nfs = column(attrs, 5, 0, 2, False, big, n).tolist()
             infos = attrs[2::5]
             _mark_if(bad, attrs[3::5].translate(_NONZERO))  # info2: FLEX or reserved bits
@@ -326,12 +327,13 @@ class Table:
         if not any(mask):
             return
         nfs = list(compress(self.nfs, mask))
-        joined = b"".join(chain.from_iterable(compress(res, mask)))
+        # Per-FDE joins first: faster than joining ~10^6 one-byte items in one go.
+        joined = b"".join(map(b"".join, compress(res, mask)))
         if len(joined) != asz * sum(nfs):
             _mark(flags, map(contains, res, repeat(b"", len(res))))
             mask = bytes(map(and_, mask, flags.translate(_FLIP)))
             nfs = list(compress(self.nfs, mask))
-            joined = b"".join(chain.from_iterable(compress(res, mask)))
+            joined = b"".join(map(b"".join, compress(res, mask)))
         vals = _starts(joined, asz, big)
         sizes = list(compress(self.sizes, mask))
         nonempty = list(map(bool, nfs))
