@@ -190,11 +190,10 @@ def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
             sk = result.skipped
             many = len(result.files) > 1 or sk.non_elf + sk.links + sk.special > 0
             text.render(result, out, colour, summary=many and not args.no_summary)
-            text.render_unused_waivers(result, sys.stderr)
     finally:
         if out is not sys.stdout:
             out.close()
-    if args.format != "text" and not args.quiet:
+    if not args.quiet:
         text.render_unused_waivers(result, sys.stderr)
     return status
 
