@@ -170,3 +170,16 @@ def test_thin_archives_skipped_in_trees_refused_by_name(tmp_path: Path,
     assert main(["check", "-j", "1", str(tmp_path)]) == 0
     assert main(["check", "-j", "1", str(thin)]) == 2
     assert "thin archive" in capsys.readouterr().out
+
+
+def test_cli_bomb_is_a_clean_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    import lzma
+
+    bomb = tmp_path / "bomb.tar.xz"
+    bomb.write_bytes(lzma.compress(tar_bytes([("zeros", bytes(8 << 20))])))
+    assert main(["check", "-j", "1", "--max-archive-bytes", str(1 << 20), str(bomb)]) == 2
+    captured = capsys.readouterr()
+    assert f"{bomb}: error: tar archive refused: archive expands to more than 1048576 bytes " \
+           "(decompression bomb?)" in captured.out
+    assert "Traceback" not in captured.err
