@@ -1,7 +1,8 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
-pyelftools parses the CIEs and FDEs and runs the call-frame instructions; this
-module maps each row onto the three things SFrame records, in the terms of
+:mod:`sfcheck.ehframe` parses the CIEs and FDEs and runs the call-frame
+instructions (pyelftools parses the DWARF expressions); this module maps each row
+onto the three things SFrame records, in the terms of
 :class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
 
 * CFA: ``reg + offset`` (DW_CFA_def_cfa*), or a DWARF expression.  Expressions
@@ -12,21 +13,20 @@ module maps each row onto the three things SFrame records, in the terms of
   and FP undefined), :data:`UNDEFINED` for an undefined RA (outermost frame),
   a RegRule for offset / val_offset / register / (val_)expression rules.
 
-Input is untrusted: every pyelftools failure becomes a :class:`CfiError`.
+Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
-from elftools.dwarf.callframe import FDE as _PyFDE
-from elftools.dwarf.callframe import CallFrameInfo, RegisterRule
 from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.dwarf.structs import DWARFStructs
 
+from . import ehframe as E
+from .ehframe import RawRule
 from .format.abi import Abi
-from .format.fre_rules import RegRule
+from .format.fre_rules import RegRule, intern
 
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
 
@@ -65,6 +65,26 @@ class CfaExpr:
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
+
+    def period(self, pc_reg: int | None) -> int | None:
+        """P when the value depends on the PC only through (PC + c) & (P - 1), as in ld's PLT
+        expression (`rip & 15`): then P consecutive PCs show every value it takes."""
+        uses = [i for i, op in enumerate(self.ops)
+                if op.op_name == f"DW_OP_breg{pc_reg}"
+                or (op.op_name == "DW_OP_bregx" and op.args[0] == pc_reg)]
+        if len(uses) != 1 or uses[0] + 2 >= len(self.ops):
+            return None
+        mask_op, and_op = self.ops[uses[0] + 1], self.ops[uses[0] + 2]
+        if and_op.op_name != "DW_OP_and":
+            return None
+        if mask_op.op_name.startswith("DW_OP_lit"):
+            mask = int(mask_op.op_name[9:])
+        elif mask_op.op_name.startswith("DW_OP_const") and mask_op.op_name.endswith("u"):
+            mask = int(mask_op.args[0])
+        else:
+            return None
+        period = mask + 1
+        return period if period & mask == 0 and 0 < period <= 1 << 16 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,70 +181,85 @@ def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
 
 # -- rows ---------------------------------------------------------------------------
 
-def _reg_rule(rule: RegisterRule | None, parser: DWARFExprParser, is_ra: bool,
+def _reg_rule(rule: RawRule, parser: DWARFExprParser, is_ra: bool,
               pc_reg: int | None) -> Rule:
-    if rule is None or rule.type == RegisterRule.SAME_VALUE:
+    if rule is None or rule[0] == E.SAME_VALUE:
         return None
-    t = rule.type
-    if t == RegisterRule.UNDEFINED:
+    t, arg = rule
+    if t == E.UNDEFINED:
         return UNDEFINED if is_ra else None
-    if t == RegisterRule.OFFSET:
-        return RegRule(None, rule.arg, True)
-    if t == RegisterRule.VAL_OFFSET:
-        return RegRule(None, rule.arg, False)
-    if t == RegisterRule.REGISTER:
-        return RegRule(rule.arg, 0, False)
-    if t in (RegisterRule.EXPRESSION, RegisterRule.VAL_EXPRESSION):
-        ops = _parse(parser, rule.arg)
+    if t == E.OFFSET:
+        return RegRule(None, arg, True)
+    if t == E.VAL_OFFSET:
+        return RegRule(None, arg, False)
+    if t == E.REGISTER:
+        return RegRule(arg, 0, False)
+    if t in (E.EXPRESSION, E.VAL_EXPRESSION):
+        ops = _parse(parser, arg)
         if isinstance(ops, Opaque):
             return ops
         # The expression yields an address (EXPRESSION) or the value itself.
         value = eval_linear(ops, 0, pc_reg, initial=0)
-        if isinstance(value, Opaque) or value.deref:
-            return Opaque(f"{t} rule") if not isinstance(value, Opaque) else value
-        return RegRule(value.reg, value.offset, t == RegisterRule.EXPRESSION)
+        if isinstance(value, Opaque):
+            return value
+        if value.deref:
+            return Opaque(f"{t} rule that loads")
+        return RegRule(value.reg, value.offset, t == E.EXPRESSION)
     return Opaque(f"{t} rule")
 
 
-def _parse(parser: DWARFExprParser, expr: list[int] | bytes) -> tuple | Opaque:
+def _parse(parser: DWARFExprParser, expr: bytes) -> tuple | Opaque:
     if len(expr) > MAX_EXPR_OPS * 10:
         return Opaque("expression too long")
-    return tuple(parser.parse_expr(list(expr)))
+    try:
+        return tuple(parser.parse_expr(list(expr)))
+    except Exception:  # noqa: BLE001 — pyelftools' expression parser on hostile bytes
+        return Opaque("undecodable expression")
 
 
 def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: int,
                     abi: Abi) -> list[EhFde]:
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
-    structs = DWARFStructs(little_endian=little_endian, dwarf_format=32,
-                           address_size=address_size)
-    parser = DWARFExprParser(structs)
+    parser = DWARFExprParser(DWARFStructs(little_endian=little_endian, dwarf_format=32,
+                                          address_size=address_size))
     pc_reg = 16 if abi.ra_column == 16 else None  # x86-64 numbers RIP as 16
-    out: list[EhFde] = []
     try:
-        cfi = CallFrameInfo(io.BytesIO(data), len(data), vma, structs, for_eh_frame=True)
-        for entry in cfi.get_entries():
-            if not isinstance(entry, _PyFDE):
-                continue
-            start = entry.header["initial_location"] & ((1 << (8 * address_size)) - 1)
-            end = start + entry.header["address_range"]
-            rows = []
-            for row in entry.get_decoded().table:
-                rule = row["cfa"]
-                if rule.expr is not None:
-                    ops = _parse(parser, rule.expr)
-                    cfa = ops if isinstance(ops, Opaque) else CfaExpr(ops)
-                elif rule.reg is None:
-                    cfa = Opaque("no CFA rule")
-                else:
-                    cfa = RegRule(rule.reg, rule.offset or 0, False)
-                rows.append(CfiRow(
-                    row["pc"], cfa,
-                    _reg_rule(row.get(abi.ra_column), parser, True, pc_reg),
-                    _reg_rule(row.get(abi.fp), parser, False, pc_reg)))
-            out.append(EhFde(start, end, tuple(rows), entry.offset))
-    except CfiError:
-        raise
-    except Exception as exc:  # noqa: BLE001 — pyelftools raises anything on hostile bytes
-        raise CfiError(f"{type(exc).__name__}: {exc}") from None
+        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
+                              abi.fp)
+    except E.EhFrameError as exc:
+        raise CfiError(str(exc)) from None
+    # Rules repeat a lot: convert each distinct one once.
+    cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
+    ras: dict[RawRule, Rule] = {}
+    fps: dict[RawRule, Rule] = {}
+    out: list[EhFde] = []
+    for f in raw:
+        rows = []
+        for r in f.rows:
+            rc = r.cfa
+            if isinstance(rc, bytes):
+                cfa = cfas.get(rc)
+                if cfa is None:
+                    cfa = cfas[rc] = _cfa_expr(parser, rc)
+            else:
+                cfa = cfas.get(rc)
+                if cfa is None:
+                    cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
+                                      else intern(RegRule(rc[0], rc[1], False)))
+            try:
+                ra = ras[r.ra]
+            except KeyError:
+                ra = ras[r.ra] = intern(_reg_rule(r.ra, parser, True, pc_reg))
+            try:
+                fp = fps[r.fp]
+            except KeyError:
+                fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
+            rows.append(CfiRow(r.pc, cfa, ra, fp))
+        out.append(EhFde(f.start, f.start + f.size, tuple(rows), f.offset))
     out.sort(key=lambda f: (f.start, f.end))
     return out
+
+
+def _cfa_expr(parser: DWARFExprParser, expr: bytes) -> CfaExpr | Opaque:
+    ops = _parse(parser, expr)
+    return ops if isinstance(ops, Opaque) else CfaExpr(ops)

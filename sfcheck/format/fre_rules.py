@@ -25,6 +25,19 @@ class RegRule:
     deref: bool
 
 
+_INTERNED: dict[RegRule, RegRule] = {}
+
+
+def intern(rule):
+    """The one shared instance of an equal RegRule (others pass through), so hot
+    comparisons can test identity first."""
+    if not isinstance(rule, RegRule):
+        return rule
+    if len(_INTERNED) > 1 << 16:  # hostile input cannot grow it without bound
+        _INTERNED.clear()
+    return _INTERNED.setdefault(rule, rule)
+
+
 def default_rules(h: Header, fre: FRE, abi: Abi) -> tuple[RegRule, RegRule | None,
                                                           RegRule | None]:
     """DEFAULT FREs: w0 CFA; then RA unless the header fixes it; then FP unless fixed.

@@ -51,12 +51,13 @@ GAS_OUTERMOST = rule(
     "Rebuild with binutils 2.45 or later (SFrame v3 marks the outermost frame).")
 GAS_SKIPPED = rule(
     "defect-gas-skipped-fde", "defect", "info", "assembler left a function out of SFrame",
-    """gas (and LLVM MC, "skipping SFrame FDE") writes no SFrame FDE, with at most an assembler
-    warning, for a function whose CFI SFrame cannot express: DRAP and other stack realignment (CFA from a DWARF expression), a
-    CFA in a register other than SP/FP (v1/v2), .cfi_escape with unknown effects, an RA not
-    at the fixed CFA offset. The function is a silent coverage hole for SFrame-only
-    unwinders; the message names it and the CFI that caused it. This is coverage
-    information, so it is info rather than a warning.""",
+    """gas (and LLVM MC, "skipping SFrame FDE") writes no SFrame FDE, with at most an
+    assembler warning, for a function whose CFI SFrame cannot express: DRAP and other stack
+    realignment (CFA from a DWARF expression), a CFA in a register other than SP/FP
+    (v1/v2), .cfi_escape with unknown effects, an RA not at the fixed CFA offset. The
+    function is a silent coverage hole for SFrame-only unwinders; the message names it and
+    the CFI that caused it. This is coverage information, so it is info rather than a
+    warning.""",
     "Nothing to do in the package; SFrame v3 (binutils 2.46+) covers more of these with flex "
     "FDEs.")
 RAW_COPY = rule(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from math import gcd
 
 from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
 from ..elf import CfiView, ElfSFrameInfo, FuncSymbol
@@ -20,7 +21,7 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import ABIS, Abi
 from ..format.decode import Decoder
-from ..format.fre_rules import RegRule, fre_rules
+from ..format.fre_rules import RegRule, fre_rules, intern
 from ..format.model import FDE, Header
 from ..result import Severity
 from .context import SectionContext
@@ -115,6 +116,9 @@ class _Budget:
     intervals: int
     expr_pcs: int = MAX_EXPR_PCS
     exhausted: bool = False
+    # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
+    fre_rules: dict = field(default_factory=dict)
+    expr_values: dict = field(default_factory=dict)
 
 
 # A known-defect classifier (rules/defect.py) may claim a mismatch: it returns the rule
@@ -182,7 +186,7 @@ class _SRow:
     fp: Rule
 
 
-def _sframe_rows(h: Header, fde: FDE, abi: Abi) -> list[_SRow] | None:
+def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | None:
     """(CFA, RA, FP) per FRE, or None when the FREs cannot be read as rules
     (structural rules report why)."""
     flex = fde.flex(h.version)
@@ -197,13 +201,19 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi) -> list[_SRow] | None:
                 return None
             rows.append(_SRow(j, None, UNDEFINED, None))
             continue
-        try:
-            cfa, ra, fp = fre_rules(h, flex, fre, abi)
-        except ValueError:
+        key = (flex, fre.info, fre.words)
+        got = memo.get(key)
+        if got is None:
+            try:
+                cfa, ra, fp = fre_rules(h, flex, fre, abi)
+            except ValueError:
+                cfa = ra = fp = None
+            if ra is None and abi.ra is None:
+                ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
+            got = memo[key] = (intern(cfa), intern(ra), intern(fp))
+        if got[0] is None:
             return None
-        if ra is None and abi.ra is None:
-            ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
-        rows.append(_SRow(j, cfa, ra, fp))
+        rows.append(_SRow(j, *got))
     return rows
 
 
@@ -241,19 +251,52 @@ def _srow_at(pc: int, start: int, fde: FDE, h: Header, starts: list[int],
 
 # -- comparison ------------------------------------------------------------------------------
 
-def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None) -> tuple[object, CfiRow] | None:
+def _expr_spans(cfa: CfaExpr, pc_reg: int | None, a: int, b: int, start: int, fde: FDE,
+                h: Header, sframe_points: list[int]) -> list[tuple[int, int]]:
+    """PC ranges inside [a, b) where a per-PC CFA expression must be evaluated PC by PC.
+
+    Without structure that is all of [a, b). When the expression is periodic in the PC
+    (period P, like the PLT's) one period per SFrame row suffices for a PCINC FDE, and one
+    joint period, lcm(P, rep_size), for a PCMASK FDE: every pair of rules that occurs at all
+    occurs there, so a mismatch anywhere shows in those PCs.
+    """
+    period = cfa.period(pc_reg)
+    if period is None:
+        return [(a, b)]
+    if fde.pcmask:
+        rep = fde.rep_size if h.version >= C.VERSION_2 else 16
+        joint = period * rep // gcd(period, rep) if rep > 0 else period
+        return [(a, min(b, a + joint))]
+    marks = sorted({a, *(p for p in sframe_points if a < p < b)})
+    return [(m, min(b, m + period, nxt)) for m, nxt in zip(marks, marks[1:] + [b], strict=True)]
+
+def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
+           memo: dict) -> tuple[object, CfiRow] | None:
     i = bisect_right(pcs, pc) - 1
     if i < 0:
         return None
     row = eh.rows[i]
-    cfa = row.cfa.at(pc, pc_reg) if isinstance(row.cfa, CfaExpr) else row.cfa
+    cfa = row.cfa
+    if isinstance(cfa, CfaExpr):
+        # Keyed by identity: decode_eh_frame makes one CfaExpr per distinct expression,
+        # and they live as long as this check.
+        period = memo.get(id(cfa))
+        if period is None:
+            period = memo[id(cfa)] = cfa.period(pc_reg) or 0
+        if period:  # the value depends on pc & (period - 1) only
+            key = (id(cfa), pc & (period - 1))
+            value = memo.get(key)
+            if value is None:
+                value = memo[key] = cfa.at(pc, pc_reg)
+            return value, row
+        return cfa.at(pc, pc_reg), row
     return cfa, row
 
 
 def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                  overlaps: Sequence[EhFde], budget: _Budget,
                  out: dict[str, Mismatch], opaque: list[str]) -> None:
-    rows = _sframe_rows(h, fde, abi)
+    rows = _sframe_rows(h, fde, abi, budget.fre_rules)
     if not rows:
         return
     starts = [f.start for f in fde.fres]
@@ -274,11 +317,12 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                 continue
             if isinstance(r.cfa, CfaExpr):
                 a, b = max(lo, r.pc), min(hi, r_end)
-                budget.expr_pcs -= b - a
-                if budget.expr_pcs < 0:
-                    budget.exhausted = True
-                    return
-                pts.extend(range(a, b))
+                for x, y in _expr_spans(r.cfa, pc_reg, a, b, start, fde, h, pts):
+                    budget.expr_pcs -= y - x
+                    if budget.expr_pcs < 0:
+                        budget.exhausted = True
+                        return
+                    pts.extend(range(x, y))
             elif r.pc >= lo:
                 pts.append(r.pc)
         pts = sorted(set(pts))
@@ -289,7 +333,7 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
         for n, p in enumerate(pts):
             q = pts[n + 1] if n + 1 < len(pts) else hi
             srow = _srow_at(p, start, fde, h, starts, rows)
-            got = _eh_at(eh, pcs, p, pc_reg)
+            got = _eh_at(eh, pcs, p, pc_reg, budget.expr_values)
             if srow is None or got is None:
                 continue
             eh_cfa, erow = got
@@ -302,7 +346,7 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                 if isinstance(e_rule, Opaque):
                     opaque.append(f"{kind} {e_rule.why} at {p:#x}")
                     continue
-                if s_rule == e_rule:
+                if s_rule is e_rule or s_rule == e_rule:
                     continue
                 m = out.get(kind)
                 if m is None:

@@ -1,0 +1,127 @@
+"""sfcheck's own `.eh_frame` reader against pyelftools, row by row, on every corpus file;
+and on damaged input it fails only with its own error."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from elftools.dwarf.callframe import FDE as PyFDE
+from elftools.dwarf.callframe import CallFrameInfo
+from elftools.elf.elffile import ELFFile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sfcheck.ehframe import EhFrameError, read_eh_frame
+
+from helpers import CORPUS
+
+COLUMNS = {"EM_X86_64": (16, 6), "EM_AARCH64": (30, 29), "EM_S390": (14, 11)}
+
+
+def with_eh_frame() -> list[Path]:
+    out = []
+    for p in sorted(CORPUS.rglob("*")):
+        if p.is_file() and p.read_bytes()[:4] == b"\x7fELF":
+            with open(p, "rb") as f:
+                elf = ELFFile(f)
+                sec = elf.get_section_by_name(".eh_frame")
+                if sec is not None and sec.data_size and elf["e_type"] != "ET_REL":
+                    out.append(p)
+    return out
+
+
+def _coalesce(rows):
+    out = []
+    for r in rows:
+        if out and out[-1][1:] == r[1:]:
+            continue
+        out.append(r)
+    return out
+
+
+def oracle(path: Path):
+    """pyelftools' rows as (pc, cfa, ra, fp), consecutive duplicates merged."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        ra_col, fp_col = COLUMNS[elf["e_machine"]]
+        sec = elf.get_section_by_name(".eh_frame")
+        cfi = CallFrameInfo(io.BytesIO(sec.data()), sec.data_size, sec["sh_addr"],
+                            elf.get_dwarf_info().structs, for_eh_frame=True)
+        out = {}
+        for e in cfi.get_entries():
+            if not isinstance(e, PyFDE):
+                continue
+            rows = []
+            for row in e.get_decoded().table:
+                c = row["cfa"]
+                cfa = bytes(c.expr) if c.expr is not None else (c.reg, c.offset)
+
+                def rule(col, row=row):
+                    r = row.get(col)
+                    if r is None:
+                        return None
+                    arg = bytes(r.arg) if isinstance(r.arg, list) else r.arg
+                    return (r.type, arg)
+                rows.append((row["pc"], cfa, rule(ra_col), rule(fp_col)))
+            out[e.offset] = (e.header["initial_location"], e.header["address_range"],
+                             _coalesce(rows))
+        return out, ra_col, fp_col
+
+
+def ours(path: Path, ra_col: int, fp_col: int):
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        sec = elf.get_section_by_name(".eh_frame")
+        data, vma, big = sec.data(), sec["sh_addr"], not elf.little_endian
+        size = elf.elfclass // 8
+    out = {}
+    for fde in read_eh_frame(data, vma, big, size, ra_col, fp_col):
+        rows = [(r.pc, r.cfa, _arg(r.ra), _arg(r.fp)) for r in fde.rows]
+        out[fde.offset] = (fde.start, fde.size, _coalesce(rows))
+    return out
+
+
+def _arg(rule):
+    if rule is None:
+        return None
+    kind, arg = rule
+    return (kind, arg)
+
+
+FILES = with_eh_frame()
+
+
+def test_there_are_files() -> None:
+    assert len(FILES) > 30
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_rows_match_pyelftools(path: Path) -> None:
+    expected, ra_col, fp_col = oracle(path)
+    got = ours(path, ra_col, fp_col)
+    assert got.keys() == expected.keys()
+    for off, want in expected.items():
+        assert got[off] == want, f"FDE at .eh_frame+{off:#x}"
+
+
+SAMPLE = CORPUS / "v3" / "libcorpus.so"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_damaged_eh_frame_fails_cleanly(data) -> None:
+    with open(SAMPLE, "rb") as f:
+        sec = ELFFile(f).get_section_by_name(".eh_frame")
+        raw, vma = bytearray(sec.data()), sec["sh_addr"]
+    for _ in range(data.draw(st.integers(1, 10))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    try:
+        fdes = read_eh_frame(bytes(raw[:cut]), vma, False, 8, 16, 6)
+    except EhFrameError as exc:
+        assert ".eh_frame+0x" in str(exc)
+        return
+    # rows never outnumber the instruction bytes that made them
+    assert sum(len(f.rows) for f in fdes) <= len(raw) + len(fdes)
