@@ -19,6 +19,7 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.dwarf.structs import DWARFStructs
@@ -87,8 +88,7 @@ class CfaExpr:
         return period if period & mask == 0 and 0 < period <= 1 << 16 else None
 
 
-@dataclass(frozen=True, slots=True)
-class CfiRow:
+class CfiRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
     pc: int
     cfa: RegRule | CfaExpr | Opaque
     ra: Rule

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # Register rule kinds, spelled as pyelftools' RegisterRule constants.
 UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET = "UNDEFINED", "SAME_VALUE", "OFFSET", "VAL_OFFSET"
@@ -28,8 +29,7 @@ class EhFrameError(Exception):
         self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
-class RawRow:
+class RawRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
     pc: int
     cfa: RawCfa
     ra: RawRule

@@ -168,3 +168,22 @@ def test_silent_exactly_when_both_sides_agree(steps, data) -> None:
     assert rule_set(got) == {"semantic-cfa-mismatch"}
     end = rows[k + 1][0] if k + 1 < len(rows) else size
     assert f"first [{0x1000 + rows[k][0]:#x}, {0x1000 + end:#x})" in got[0].message
+
+
+PLT = bytes([0x77, 8, 0x80, 0, 0x3F, 0x1A, 0x3B, 0x2A, 0x33, 0x24, 0x22])  # ld's .plt CFA
+
+
+def plt_sframe(second: int, entries: int) -> bytes:
+    fde = FDE(start=0x1000, size=16 * entries, info=fde_info(C.FRE_TYPE_ADDR1, pcmask=True),
+              rep_size=16, fres=(make_fre(0, [8]), make_fre(second, [16])))
+    return encode(build_section(2, C.ABI_AMD64_LE, [fde], flags=C.F_FDE_SORTED))
+
+
+def test_large_plt_is_compared_in_full_and_wrong_rows_caught() -> None:
+    """A PLT far larger than the per-PC budget: the periodic expression needs one period."""
+    entries = 20000
+    eh = eh_frame([(0x1000, 16 * entries, b"\x0f" + uleb(len(PLT)) + PLT)])
+    assert run(plt_sframe(11, entries), eh) == []
+    got = run(plt_sframe(10, entries), eh)
+    assert rule_set(got) == {"semantic-cfa-mismatch"}
+    assert "first [0x100a, 0x100b): SFrame rsp+16, .eh_frame rsp+8" in got[0].message

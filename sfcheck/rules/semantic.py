@@ -217,25 +217,17 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | Non
     return rows
 
 
-def _points(start: int, size: int, fde: FDE, h: Header, lo: int, hi: int,
-            budget: _Budget) -> list[int] | None:
-    """SFrame row boundaries inside [lo, hi)."""
-    if not fde.pcmask:
-        return [start + f.start for f in fde.fres if lo <= start + f.start < hi]
-    rep = fde.rep_size if h.version >= C.VERSION_2 else 16
-    if rep <= 0:
-        return None
-    first = max(0, (lo - start) // rep)
+def _rep(fde: FDE, h: Header) -> int:
+    return fde.rep_size if h.version >= C.VERSION_2 else 16  # v1 has no rep_size: ld's 16
+
+
+def _block_points(start: int, fde: FDE, rep: int, lo: int, hi: int) -> list[int]:
+    """PCMASK row boundaries inside [lo, hi)."""
     out = []
+    first = max(0, (lo - start) // rep)
     for block in range(start + first * rep, hi, rep):
-        for f in fde.fres:
-            p = block + f.start
-            if f.start < rep and lo <= p < hi:
-                out.append(p)
-        budget.intervals -= len(fde.fres)
-        if budget.intervals < 0:
-            budget.exhausted = True
-            return None
+        out.extend(block + f.start for f in fde.fres
+                   if f.start < rep and lo <= block + f.start < hi)
     return out
 
 
@@ -243,32 +235,12 @@ def _srow_at(pc: int, start: int, fde: FDE, h: Header, starts: list[int],
              rows: list[_SRow]) -> _SRow | None:
     off = pc - start
     if fde.pcmask:
-        rep = fde.rep_size if h.version >= C.VERSION_2 else 16
-        off %= rep
+        off %= _rep(fde, h)
     i = bisect_right(starts, off) - 1
     return rows[i] if i >= 0 else None
 
 
 # -- comparison ------------------------------------------------------------------------------
-
-def _expr_spans(cfa: CfaExpr, pc_reg: int | None, a: int, b: int, start: int, fde: FDE,
-                h: Header, sframe_points: list[int]) -> list[tuple[int, int]]:
-    """PC ranges inside [a, b) where a per-PC CFA expression must be evaluated PC by PC.
-
-    Without structure that is all of [a, b). When the expression is periodic in the PC
-    (period P, like the PLT's) one period per SFrame row suffices for a PCINC FDE, and one
-    joint period, lcm(P, rep_size), for a PCMASK FDE: every pair of rules that occurs at all
-    occurs there, so a mismatch anywhere shows in those PCs.
-    """
-    period = cfa.period(pc_reg)
-    if period is None:
-        return [(a, b)]
-    if fde.pcmask:
-        rep = fde.rep_size if h.version >= C.VERSION_2 else 16
-        joint = period * rep // gcd(period, rep) if rep > 0 else period
-        return [(a, min(b, a + joint))]
-    marks = sorted({a, *(p for p in sframe_points if a < p < b)})
-    return [(m, min(b, m + period, nxt)) for m, nxt in zip(marks, marks[1:] + [b], strict=True)]
 
 def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
            memo: dict) -> tuple[object, CfiRow] | None:
@@ -293,6 +265,59 @@ def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
     return cfa, row
 
 
+def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
+             pc_reg: int | None, budget: _Budget) -> list[tuple[int, int, list[int]]] | None:
+    """(from, to, points) ranges to compare, each point starting a constant-rule interval.
+
+    Every .eh_frame row gives one window. Inside it, a rule that is constant (or a CFA
+    expression periodic in the PC, like the PLT's) against PCINC rows changes only at FRE
+    starts, and against PCMASK rows repeats with the block: so a window of one joint period
+    shows every pair of rules that occurs, and the rest of the row adds nothing new. Other
+    expressions are evaluated PC by PC, within the work budget.
+    """
+    out = []
+    rep = _rep(fde, h) if fde.pcmask else 0
+    if fde.pcmask and rep <= 0:
+        return None
+    fre_pcs = [] if fde.pcmask else [start + f.start for f in fde.fres]
+    for k, r in enumerate(eh.rows):
+        x = max(lo, r.pc)
+        y = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
+        if x >= y:
+            continue
+        period = 1
+        if isinstance(r.cfa, CfaExpr):
+            period = budget.expr_values.get(id(r.cfa))
+            if period is None:
+                period = budget.expr_values[id(r.cfa)] = r.cfa.period(pc_reg) or 0
+        if fde.pcmask:
+            if period:
+                y = min(y, x + rep * period // gcd(rep, period))
+            pts = _block_points(start, fde, rep, x, y)
+        else:
+            pts = [p for p in fre_pcs if x < p < y]
+        pts.append(x)
+        if isinstance(r.cfa, CfaExpr):
+            # per PC: the whole row, or one period after each SFrame boundary
+            marks = sorted(set(pts))
+            spans = ([(x, y)] if not period else
+                     [(m, min(y, m + period, n)) for m, n in zip(marks, marks[1:] + [y],
+                                                                 strict=True)])
+            for sx, sy in spans:
+                budget.expr_pcs -= sy - sx
+                if budget.expr_pcs < 0:
+                    budget.exhausted = True
+                    return None
+                pts.extend(range(sx, sy))
+        pts = sorted(set(pts))
+        budget.intervals -= len(pts)
+        if budget.intervals < 0:
+            budget.exhausted = True
+            return None
+        out.append((x, y, pts))
+    return out
+
+
 def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                  overlaps: Sequence[EhFde], budget: _Budget,
                  out: dict[str, Mismatch], opaque: list[str]) -> None:
@@ -302,63 +327,78 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
     starts = [f.start for f in fde.fres]
     pc_reg = 16 if abi.ra_column == 16 else None
     end = start + size
+    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0]):
+        return  # the common case, decided without walking intervals
     for eh in overlaps:
         lo, hi = max(start, eh.start), min(end, eh.end)
         if lo >= hi or not eh.rows:
             continue
         pcs = [r.pc for r in eh.rows]
-        pts = _points(start, size, fde, h, lo, hi, budget)
-        if pts is None:
+        windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
+        if windows is None:
             return
-        pts.append(lo)
-        for k, r in enumerate(eh.rows):
-            r_end = eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end
-            if r_end <= lo or r.pc >= hi:
-                continue
-            if isinstance(r.cfa, CfaExpr):
-                a, b = max(lo, r.pc), min(hi, r_end)
-                for x, y in _expr_spans(r.cfa, pc_reg, a, b, start, fde, h, pts):
-                    budget.expr_pcs -= y - x
-                    if budget.expr_pcs < 0:
-                        budget.exhausted = True
-                        return
-                    pts.extend(range(x, y))
-            elif r.pc >= lo:
-                pts.append(r.pc)
-        pts = sorted(set(pts))
-        budget.intervals -= len(pts)
-        if budget.intervals < 0:
-            budget.exhausted = True
-            return
-        for n, p in enumerate(pts):
-            q = pts[n + 1] if n + 1 < len(pts) else hi
-            srow = _srow_at(p, start, fde, h, starts, rows)
-            got = _eh_at(eh, pcs, p, pc_reg, budget.expr_values)
-            if srow is None or got is None:
-                continue
-            eh_cfa, erow = got
-            if srow.cfa is None:  # SFrame: outermost frame
-                pairs = [("RA", UNDEFINED, erow.ra)]
+        for _x, y, pts in windows:
+            for n, p in enumerate(pts):
+                q = pts[n + 1] if n + 1 < len(pts) else y
+                _compare_at(p, q, i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget,
+                            out, opaque)
+
+
+def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) -> bool:
+    """True when a PCINC FDE and the one .eh_frame FDE covering it list the same rules at
+    the same offsets (after merging repeated rows): then every PC agrees."""
+    if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rows:
+        return False
+    mine: list[tuple] = []
+    for f, r in zip(fde.fres, rows, strict=True):
+        if f.start >= size:
+            break
+        if r.cfa is None:
+            return False
+        item = (f.start, r.cfa, r.ra, r.fp)
+        if not mine or mine[-1][1:] != item[1:]:
+            mine.append(item)
+    theirs: list[tuple] = []
+    end = start + size
+    for r in eh.rows:
+        if r.pc >= end:
+            break
+        if not isinstance(r.cfa, RegRule):
+            return False
+        item = (r.pc - start, r.cfa, r.ra, r.fp)
+        if not theirs or theirs[-1][1:] != item[1:]:
+            theirs.append(item)
+    return mine == theirs
+
+
+def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts: list[int],
+                rows: list[_SRow], eh: EhFde, pcs: list[int], pc_reg: int | None,
+                budget: _Budget, out: dict[str, Mismatch], opaque: list[str]) -> None:
+    """Compare the rules both sides give for [p, q)."""
+    srow = _srow_at(p, start, fde, h, starts, rows)
+    got = _eh_at(eh, pcs, p, pc_reg, budget.expr_values)
+    if srow is None or got is None:
+        return
+    eh_cfa, erow = got
+    if srow.cfa is None:  # SFrame: outermost frame
+        pairs = [("RA", UNDEFINED, erow.ra)]
+    else:
+        pairs = [("CFA", srow.cfa, eh_cfa), ("RA", srow.ra, erow.ra), ("FP", srow.fp, erow.fp)]
+    for kind, s_rule, e_rule in pairs:
+        if isinstance(e_rule, Opaque):
+            opaque.append(f"{kind} {e_rule.why} at {p:#x}")
+            continue
+        if s_rule is e_rule or s_rule == e_rule:
+            continue
+        m = out.get(kind)
+        if m is None:
+            out[kind] = Mismatch(kind, i, start, (p, q), srow.fre, s_rule, e_rule, 1, q - p)
+        else:
+            if m.first[1] == p and (m.sframe, m.eh) == (s_rule, e_rule) and m.ranges == 1:
+                m.first = (m.first[0], q)
             else:
-                pairs = [("CFA", srow.cfa, eh_cfa), ("RA", srow.ra, erow.ra),
-                         ("FP", srow.fp, erow.fp)]
-            for kind, s_rule, e_rule in pairs:
-                if isinstance(e_rule, Opaque):
-                    opaque.append(f"{kind} {e_rule.why} at {p:#x}")
-                    continue
-                if s_rule is e_rule or s_rule == e_rule:
-                    continue
-                m = out.get(kind)
-                if m is None:
-                    out[kind] = Mismatch(kind, i, start, (p, q), srow.fre, s_rule, e_rule,
-                                         1, q - p)
-                else:
-                    if m.first[1] == p and (m.sframe, m.eh) == (s_rule, e_rule) \
-                            and m.ranges == 1:
-                        m.first = (m.first[0], q)
-                    else:
-                        m.ranges += 1
-                    m.nbytes += q - p
+                m.ranges += 1
+            m.nbytes += q - p
 
 
 # -- coverage ------------------------------------------------------------------------------
