@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .dump.json_out import dump_json
-from .dump.objdump import dump_text
+from .dump.objdump import dump_chunks
 from .elf import ElfError, ElfSFrameInfo, load_elf
 from .errors import DecodeError
 
@@ -114,8 +114,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
                 out.note(path, f"section {name} is empty: no SFrame data")
                 continue
             try:
-                for line in dump_text(data, vma, name):
-                    print(line)
+                for chunk in dump_chunks(data, vma, name):  # thousands of lines a write
+                    sys.stdout.write(chunk)
+                    sys.stdout.write("\n")
             except DecodeError as exc:
                 sys.stdout.flush()
                 out.err(path, f"{name}: SFrame decode failure: {exc}", EXIT_FINDINGS)

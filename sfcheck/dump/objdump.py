@@ -7,11 +7,18 @@ showing RA as `u` and omitting the `CFA fixed RA offset` line).
 
 from __future__ import annotations
 
+import gc
+import re
+import struct
 from collections.abc import Iterator
+from functools import cache
+from itertools import repeat
+from operator import add, and_, itemgetter
 
+from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
-from ..format.decode import Decoder
+from ..format.decode import Decoder, check_fde_array, check_fre_subsection
 from ..format.model import FDE, FRE, Header
 
 _U64 = (1 << 64) - 1
@@ -142,13 +149,187 @@ def dump_text(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Itera
     Lines already yielded stay valid, so a caller can print the readable part of
     a damaged section before reporting the error.
     """
+    for chunk in dump_chunks(data, section_vma, name):
+        yield from chunk.split("\n")
+
+
+_BATCH = 2048  # FDEs per chunk
+_MAX_TEMPLATES = 1 << 16  # distinct FRE sequences remembered per section
+
+
+def dump_chunks(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Iterator[str]:
+    """dump_text's lines, several thousand at a time joined by newlines (no final one).
+
+    FDEs whose FRE blocks lie in table order are walked by one regex call each
+    (section_fast-style), and each distinct FRE (info byte and data words) is
+    formatted once per section; rows differ only by address. Any FDE the fast
+    walk does not account for exactly is decoded and printed by fde_lines, so the
+    text and the DecodeError raised (after everything before it was yielded) are
+    those of the plain decoder walk.
+    """
     if not data:
         return
     dec = Decoder(data)
     h = dec.header
-    yield from header_lines(h, name)
-    yield ""
-    yield "  Function Index :"
-    for i, fde in enumerate(dec.iter_fdes()):
-        yield from fde_lines(dec, i, fde, section_vma)
+    yield "\n".join([*header_lines(h, name), "", "  Function Index :"])
+    check_fde_array(h, len(dec.data))
+    check_fre_subsection(h, len(dec.data))
+    rows = _Rows(dec, section_vma)
+    out: list[str] = []
+    i, n = 0, h.num_fdes
+    while i < n:
+        was = gc.isenabled()
+        gc.disable()  # one str per FRE and no cycles: collections would only rescan them
+        try:
+            i = rows.render(i, min(n, i + _BATCH), out)
+        except DecodeError:
+            if out:
+                yield "\n".join(out)
+            raise
+        finally:
+            if was:
+                gc.enable()
+        yield "\n".join(out)
+        out.clear()
 
+
+class _Suffixes(dict):
+    """(info byte + data-word bytes) -> the row text after the address, made on first use."""
+
+    def __init__(self, h: Header, flex: bool) -> None:
+        super().__init__()
+        self.h, self.flex = h, flex
+        self.order = ">" if h.big_endian else "<"
+
+    def __missing__(self, key: bytes) -> str:
+        info = key[0]
+        n = (info >> 1) & 0xF
+        w = C.WORD_SIZE[(info >> 5) & 3]
+        words = struct.unpack(self.order + {1: "b", 2: "h", 4: "i"}[w] * n, key[1:])
+        fre = FRE(0, info, words)
+        text = "  RA undefined" if fre.ra_undefined else (
+            _flex_row(self.h, fre) if self.flex else _simple_row(self.h, fre))
+        self[key] = text
+        return text
+
+
+@cache
+def _token_pattern(asz: int) -> re.Pattern[bytes]:
+    """Any FRE with an `asz`-byte start: (start bytes, info + data-word bytes); ("", "") for
+    a byte where none starts (size code 3)."""
+    by_len: dict[int, list[int]] = {}
+    for info in range(256):
+        code = (info >> 5) & 3
+        if code != 3:
+            by_len.setdefault(((info >> 1) & 0xF) * C.WORD_SIZE[code], []).append(info)
+    alts = [b"[" + b"".join(b"\\x%02x" % i for i in infos) + b"]" + b"." * k
+            for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
+    return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
+
+
+_COLS = {m: f"    {'STARTPC':<7}{'[m]' if m else '   ':<8} {'CFA':<10}{'FP':<10}{'RA':<13}"
+         for m in (False, True)}
+
+
+class _Rows:
+    """Renders FDEs of one section; see dump_chunks."""
+
+    def __init__(self, dec: Decoder, vma: int) -> None:
+        h = self.h = dec.header
+        self.dec, self.vma = dec, vma
+        self.v3 = h.version == C.VERSION_3
+        n, fsz = h.num_fdes, h.fde_size
+        rec = dec.data[h.fdes_start:h.fdes_start + n * fsz]
+        self.recs = list(struct.iter_unpack(dec._fde_struct.format, rec))
+        offs = list(map(itemgetter(2), self.recs))
+        self.nexts = [h.fres_start + o for o in offs[1:]] + [dec.fre_limit]
+        starts = map(itemgetter(0), self.recs)
+        # func_start(honour_fdeoff=False): libsframe's PC-relative base ignores fdeoff.
+        if h.pcrel:
+            pcs = map(add, starts, range(vma + h.size, vma + h.size + n * fsz, fsz))
+        else:
+            pcs = map(add, starts, repeat(vma))
+        self.pcs = list(map(and_, pcs, repeat(_U64)))
+        self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
+        self.templates: dict[tuple[bytes, ...], str] = {}
+        self.budget = h.fre_len
+        self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
+        self.order = ">" if h.big_endian else "<"
+
+    def render(self, begin: int, stop: int, out: list[str]) -> int:
+        """Append FDEs begin..stop-1 to `out`; returns stop."""
+        h, dec, data, recs, nexts = self.h, self.dec, self.dec.data, self.recs, self.nexts
+        fres_start, fre_len, limit = h.fres_start, h.fre_len, dec.fre_limit
+        attr = C.V3_ATTR_SIZE if self.v3 else 0
+        attr_struct = dec._attr_struct
+        for i in range(begin, stop):
+            rec = recs[i]
+            off = rec[2]
+            first = fres_start + off
+            nxt = nexts[i]
+            walk_from = first + attr
+            toks = None
+            if off + attr <= fre_len and walk_from <= nxt <= limit:
+                if attr:
+                    nf, info, info2, _rep = attr_struct.unpack_from(data, first)
+                else:
+                    nf, info, info2 = rec[3], rec[4], 0
+                asz = C.FRE_ADDR_SIZE.get(info & 0xF)
+                if asz is not None:
+                    toks = _token_pattern(asz).findall(data, walk_from, nxt)
+                    if len(toks) != nf or not all(map(itemgetter(0), toks)):
+                        toks = None
+            if toks is None:  # the decoder's way, errors included
+                fde = dec.fde(i)
+                first, end = dec.fre_span(fde)
+                self._spend(i, first, end)
+                out.append("\n".join(fde_lines(dec, i, fde, self.vma)))
+                continue
+            self._spend(i, first, nxt)
+            out.append(self._fde_text(i, rec[1], info, info2, asz, toks))
+        return stop
+
+    def _spend(self, i: int, first: int, end: int) -> None:
+        """Decoder.iter_fdes' bound on the FRE bytes walked (aliasing blocks)."""
+        self.budget -= end - first
+        if self.budget < 0:
+            raise DecodeError(
+                f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
+                f"{self.h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,
+                f"FDE[{i}]", "start_fre_off")
+
+    def _fde_text(self, i: int, size: int, info: int, info2: int, asz: int,
+                  toks: list[tuple[bytes, bytes]]) -> str:
+        pc = self.pcs[i]
+        flex = self.v3 and (info2 & 0x1F) == C.FDE_TYPE_FLEX
+        attrs = ("S" if self.v3 and info & 0x80 else "") + ("F" if flex else "")
+        line = f"    func idx [{i}]: pc = {pc:#x}, size = {_i32(size)} bytes"
+        if attrs:
+            line += f', attr = "{attrs}"'
+        if self.aarch64 and (info >> 5) & 1 == C.PAUTH_KEY_B:
+            line += ", pauth = B key"
+        pcmask = bool(info & 0x10)
+        head = f"\n{line}\n{_COLS[pcmask]}"
+        if not toks:
+            return head
+        starts_b, rests = zip(*toks, strict=True)
+        if asz == 1:
+            starts: bytes | tuple[int, ...] = b"".join(starts_b)
+        else:
+            fmt = self.order + str(len(starts_b)) + ("H" if asz == 2 else "I")
+            starts = struct.unpack(fmt, b"".join(starts_b))
+        if pcmask:
+            addrs = tuple(starts)
+        elif pc + max(starts) <= _U64:
+            addrs = tuple(map(add, starts, repeat(pc)))
+        else:
+            addrs = tuple(map(and_, map(add, starts, repeat(pc)), repeat(_U64)))
+        # Rows with the same FREs but other addresses share one %-template.
+        key = (flex, *rests)
+        tmpl = self.templates.get(key)
+        if tmpl is None:
+            sufs = map(self.suffixes[flex].__getitem__, rests)
+            tmpl = "".join("\n    %016x" + t.replace("%", "%%") for t in sufs)
+            if len(self.templates) < _MAX_TEMPLATES:
+                self.templates[key] = tmpl
+        return head + tmpl % addrs
