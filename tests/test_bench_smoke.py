@@ -1,0 +1,36 @@
+"""bench/run.py keeps working: the smallest synthetic size, one repetition, no real inputs.
+
+A smoke test only: it checks the benchmark builds its input, runs every tool and
+prints its table, never how fast anything is (speed is judged by the benchmark's
+ratios against readelf, not by tests).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from helpers import ROOT
+
+
+def test_benchmark_prints_a_table(tmp_path) -> None:
+    out_md = tmp_path / "bench.md"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--sizes", "1000", "--versions", "3",
+         "--reps", "1", "--no-real", "--out", str(out_md)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = proc.stdout
+    rows = [line for line in text.splitlines()  # the main table has 10 columns
+            if line.startswith("| synthetic 1k FDEs v3 |") and line.count("|") == 11]
+    tools = {line.split("|")[5].strip() for line in rows}
+    assert {"sfcheck", "sfcheck dump", "decoder alone (in-process)"} <= tools, text
+    for line in rows:  # every timed row has a positive time and a per-FRE cost
+        cells = [c.strip() for c in line.split("|")]
+        assert float(cells[6]) > 0 and re.fullmatch(r"[\d,]+", cells[7]), line
+    # readelf columns appear only when an installed readelf reads v3; otherwise none.
+    has_readelf = "readelf --sframe" in tools
+    assert ("x readelf --sframe" in text) == has_readelf
+    assert "frames/s" in text
+    assert out_md.read_text().startswith("# sfcheck benchmark")
