@@ -173,7 +173,7 @@ def corpus_inputs() -> list[Input]:
 
 def _sqlite_sources() -> Path | None:
     src = WORK / "sqlite-src"
-    if (src / "sqlite3.c").exists():
+    if (src / "sqlite3.c").exists() and (src / "init.h").exists():
         return src
     dl = WORK / "sdist"
     dl.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ def _sqlite_sources() -> Path | None:
     with tarfile.open(tars[0]) as tar:
         for m in tar.getmembers():
             if m.name.endswith(("/sqlite/sqlite3.c", "/sqlite/shell.c", "/sqlite/sqlite3.h",
-                                "/sqlite/sqlite3ext.h")):
+                                "/sqlite/sqlite3ext.h", "/sqlite/init.h")):
                 m.name = os.path.basename(m.name)
                 tar.extract(m, src, filter="data")
     # sqlean's amalgamation calls its extension bundle's init: stub it out.
@@ -224,8 +224,9 @@ def sqlite_inputs() -> list[Input]:
                 objs.append(str(obj))
                 procs.append(subprocess.Popen([*cc, "-c", "-o", str(obj), str(src / c)],
                                               stderr=subprocess.PIPE))
-            if any(p.wait() for p in procs):
-                log(f"sqlite3 {tag} did not compile: skipped")
+            errors = [p.communicate()[1] for p in procs]
+            if any(p.returncode for p in procs):
+                log(f"sqlite3 {tag} did not compile: {b''.join(errors)[-300:]!r}")
                 continue
             link = subprocess.run(["gcc", f"-B{bindir}/", "-o", str(exe), *objs, "-lm"],
                                   capture_output=True, text=True)

@@ -8,7 +8,7 @@ bytes that exist before it drives a loop, so a 40-byte section claiming
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from ..errors import DecodeError
@@ -29,6 +29,29 @@ _FDE_FMT = {C.VERSION_1: "iIIIB", C.VERSION_2: "iIIIBBH", C.VERSION_3: "qII"}
 _ATTR_FMT = "HBBB"
 _WORD_CODE = {1: "b", 2: "h", 4: "i"}
 _ADDR_CODE = {1: "B", 2: "H", 4: "I"}
+
+
+@cache
+def _info_shapes(big_endian: bool) -> tuple[tuple[int, int, Callable] | None, ...]:
+    """fre_info byte -> (word count, word size, unpack_from of the words); None for size
+    code 3."""
+    out: list[tuple[int, int, Callable] | None] = []
+    for info in range(256):
+        code = (info >> 5) & 3
+        if code == 3:
+            out.append(None)
+            continue
+        n, w = (info >> 1) & 0xF, C.WORD_SIZE[code]
+        out.append((n, w, _struct(big_endian, _WORD_CODE[w] * n).unpack_from))
+    return tuple(out)
+
+
+# FRE is a frozen slots dataclass: its generated __init__ sets each field through
+# object.__setattr__, most of a decoded FRE's cost. The slot descriptors set the same
+# fields directly (tests/test_format_props.py compares decoded FREs with built ones).
+_new, _FRE = object.__new__, FRE
+_set_start, _set_info = FRE.start.__set__, FRE.info.__set__  # type: ignore[attr-defined]
+_set_words, _set_offset = FRE.words.__set__, FRE.offset.__set__  # type: ignore[attr-defined]
 
 
 def byte_order(data: bytes) -> bool:
@@ -148,28 +171,36 @@ class Decoder:
                 f"{where}: {count} FREs need at least {count * (asz + 1):#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
-        big = h.big_endian
-        addr_struct = _struct(big, _ADDR_CODE[asz])
+        addr_unpack = _struct(h.big_endian, _ADDR_CODE[asz]).unpack_from
+        shapes = _info_shapes(h.big_endian)
+        fast = FRE is _FRE  # not when a test counts constructions by patching FRE
         for j in range(count):
             if pos + asz + 1 > limit:
                 raise DecodeError(f"{where}: FRE {j} at {pos:#x} runs past the FRE sub-section "
                                   f"end {limit:#x}", pos, f"{where}.FRE[{j}]", "fre_start_addr")
-            start = addr_struct.unpack_from(data, pos)[0]
+            start = addr_unpack(data, pos)[0]
             info = data[pos + asz]
-            code = (info >> 5) & 3
-            if code == 3:
+            shape = shapes[info]
+            if shape is None:
                 raise DecodeError(f"{where}: FRE {j} has data-word size code 3 (invalid)",
                                   pos + asz, f"{where}.FRE[{j}]", "fre_info")
-            n = (info >> 1) & 0xF
-            w = C.WORD_SIZE[code]
+            n, w, unpack = shape
             wpos = pos + asz + 1
             end = wpos + n * w
             if end > limit:
                 raise DecodeError(
                     f"{where}: FRE {j}'s {n} data word(s) of {w} byte(s) run past the FRE "
                     f"sub-section end {limit:#x}", wpos, f"{where}.FRE[{j}]", "data words")
-            words = _struct(big, _WORD_CODE[w] * n).unpack_from(data, wpos) if n else ()
-            yield FRE(start, info, words, pos)
+            words = unpack(data, wpos) if n else ()
+            if fast:  # FRE(start, info, words, pos) without the frozen __init__
+                fre = _new(_FRE)
+                _set_start(fre, start)
+                _set_info(fre, info)
+                _set_words(fre, words)
+                _set_offset(fre, pos)
+                yield fre
+            else:
+                yield FRE(start, info, words, pos)
             pos = end
 
     def iter_fdes(self) -> Iterator[FDE]:
