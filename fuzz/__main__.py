@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
@@ -39,7 +40,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .report import write_reports
     from .runner import Campaign
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path(args.out or common.FUZZ_DIR / "out" / f"{'-'.join(args.targets)}-{stamp}")
+    labels = [Path(lib).name for lib in args.libsframe] if "libsframe" in args.targets else []
+    name = "-".join(args.targets + labels) + f"-{stamp}-{os.getpid()}"
+    out = Path(args.out or common.FUZZ_DIR / "out" / name)
     out.mkdir(parents=True, exist_ok=True)
     camp = Campaign(out.resolve(), args.duration, args.seed, args.max_len,
                     mutator=not args.no_mutator)
@@ -60,10 +63,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     camp.run(progress_every=args.progress)
     camp.save()
     new = process(camp, budget=args.minimize_budget, save=not args.no_save)
-    for path in write_reports(camp, camp.command, Path(args.report_dir), args.title):
+    bench = _bench_all(camp, args.bench_runs)
+    for path in write_reports(camp, camp.command, Path(args.report_dir), args.title, bench):
         print(f"report: {path}")
     print(f"new findings: {new}")
     return 1 if new else 0
+
+
+def _bench_all(camp, runs: int) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    """`bench` of every non-libsframe target of the campaign (runs == 0: none)."""
+    from .bench import bench
+    out = {}
+    for target in sorted({j.target for j in camp.jobs} - {"libsframe"}) if runs else []:
+        out[target] = bench(target, runs) | {"asked": runs, "load": os.getloadavg()[0]}
+        print(f"bench {target}: {out[target]['exec_s']:.0f} exec/s on seed-sized inputs")
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -73,8 +87,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     camp = Campaign.load(Path(args.run))
     if not camp.results:
         process(camp, budget=args.minimize_budget, save=False)
+    bench = _bench_all(camp, args.bench_runs)
     for path in write_reports(camp, args.command or camp.command, Path(args.report_dir),
-                              args.title):
+                              args.title, bench):
         print(f"report: {path}")
     return 0
 
@@ -142,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="do not add new findings to corpus/regressions/")
     r.add_argument("--minimize-budget", type=float, default=60.0, help="seconds per finding")
     r.add_argument("--progress", type=float, default=30.0, help="seconds between lines")
+    r.add_argument("--bench-runs", type=int, default=0,
+                   help="after the campaign, also measure exec/s on seed-sized inputs")
     r.set_defaults(fn=cmd_run)
     rep = sub.add_parser("report", help="re-render the report of a finished run")
     rep.add_argument("run")
@@ -149,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--title", default="")
     rep.add_argument("--command", default="")
     rep.add_argument("--minimize-budget", type=float, default=30.0)
+    rep.add_argument("--bench-runs", type=int, default=0)
     rep.set_defaults(fn=cmd_report)
     b = sub.add_parser("bench", help="exec/s of a harness on seed-sized inputs")
     b.add_argument("target", choices=HARNESSES)

@@ -41,18 +41,22 @@ def plot(jobs: list[Job], title: str, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    ax1b = ax1.twinx()
     for job in jobs:
         name = f"job {job.index}" + (f" ({job.label})" if job.label else "")
         if job.cov:
             ts = [c[0] / 60 for c in job.cov] + [job.ended / 60]
             cov = [c[1] for c in job.cov] + [job.cov[-1][1]]
             ft = [c[2] for c in job.cov] + [job.cov[-1][2]]
-            ax1.step(ts, cov, where="post", label=f"{name}: edges (cov)")
-            ax1.step(ts, ft, where="post", linestyle="--", label=f"{name}: features (ft)")
+            ax1.step(ts, cov, where="post", label=f"{name}: edges (cov, left)")
+            ax1b.step(ts, ft, where="post", linestyle="--", color="tab:orange",
+                      label=f"{name}: features (ft, right)")
         rates = _rates(job)
         if rates:
             ax2.plot([r[0] / 60 for r in rates], [r[1] for r in rates], label=name, lw=0.8)
-    ax1.set_ylabel("coverage")
+    ax1b.set_ylabel("features")
+    ax1b.legend(fontsize=8, loc="center right")
+    ax1.set_ylabel("edges")
     ax1.set_title(title)
     ax1.legend(fontsize=8, loc="lower right")
     ax1.grid(alpha=0.3)
@@ -74,7 +78,8 @@ def _atheris_version() -> str:
         return "?"
 
 
-def write_reports(camp: Campaign, command: str, report_dir: Path, title: str = "") -> list[Path]:
+def write_reports(camp: Campaign, command: str, report_dir: Path, title: str = "",
+                  bench: dict[str, dict] | None = None) -> list[Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
     groups: dict[tuple[str, str], list[Job]] = {}
@@ -90,7 +95,10 @@ def write_reports(camp: Campaign, command: str, report_dir: Path, title: str = "
                 if r.get("target") == target and r.get("label", "") == label]
         if target == "libsframe":
             rows = _keep_reproducers(rows, report_dir / f"{stem}-repro")
-        md.write_text(_markdown(camp, command, target, label, jobs, rows, png.name))
+        text = _markdown(camp, command, target, label, jobs, rows, png.name)
+        if bench and target in bench:
+            text += _bench_text(target, bench[target])
+        md.write_text(text)
         written.append(md)
     return written
 
@@ -111,6 +119,15 @@ def _keep_reproducers(rows: list[dict], dest: Path) -> list[dict]:
                 r = r | {"reproducer": str(dest / name)}
         out.append(r)
     return out
+
+
+def _bench_text(target: str, b: dict) -> str:
+    return "\n".join([
+        "## Rate on seed-sized inputs", "",
+        f"`python -m fuzz bench {target} --runs {b['asked']}` (run right after the campaign, "
+        f"load average {b.get('load', 0):.2f}): {b['runs']} runs from the seeds alone, inputs "
+        f"at most {b['max_len']} bytes, **{b['exec_s']:.0f} exec/s** (libFuzzer's "
+        "average_exec_per_sec; instrumented sfcheck).", ""])
 
 
 LIBSFRAME_KEYS = """\
