@@ -30,6 +30,7 @@ from sfcheck.rules import fde as F
 from sfcheck.rules import fre as R
 from sfcheck.rules import header as H
 from sfcheck.rules import layout as L
+from sfcheck.rules import section as section_mod
 from sfcheck.rules.context import SectionContext
 from sfcheck.rules.section import check_section
 
@@ -335,7 +336,15 @@ def test_generated_sections(sec, vma: int, relocatable: bool) -> None:
 @given(st.data())
 def test_damaged_sections(data) -> None:
     raw = encode(data.draw(sections()))
-    assert_same(data.draw(mutations(raw, max_ops=3)), data.draw(st.integers(0, 1 << 32)))
+    damaged = data.draw(mutations(raw, max_ops=3))
+    vma = data.draw(st.integers(0, 1 << 32))
+    assert_same(damaged, vma)
+    old = section_mod.CHUNK
+    section_mod.CHUNK = data.draw(st.integers(1, 4))  # chunk edges everywhere
+    try:
+        assert_same(damaged, vma)
+    finally:
+        section_mod.CHUNK = old
 
 
 def _fre_bytes(data: bytes) -> tuple[int, int]:
@@ -343,10 +352,13 @@ def _fre_bytes(data: bytes) -> tuple[int, int]:
     return h.fres_start, min(h.fres_end, len(data))
 
 
+@pytest.mark.parametrize("chunk", [1 << 15, 7])
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_synthetic_sections_with_flipped_bytes(version: int) -> None:
+def test_synthetic_sections_with_flipped_bytes(version: int, chunk: int, monkeypatch) -> None:
     """Realistic sections, each copy with a few FRE or FDE bytes changed, mostly to values
-    near the boundaries the fast path tests (CFA alignment, starts, info bytes, sizes)."""
+    near the boundaries the fast path tests (CFA alignment, starts, info bytes, sizes).
+    With chunk=7 the table is read 7 FDEs at a time, so chunk edges are crossed often."""
+    monkeypatch.setattr(section_mod, "CHUNK", chunk)
     lay = plan(400, version, seed=version)
     clean = encode_tiled(lay)
     rules = {f.rule for f in assert_same(clean, lay.sframe_vma)}
@@ -414,10 +426,12 @@ def test_fast_path_used_on_clean_sections(monkeypatch) -> None:
 
 
 
+@pytest.mark.parametrize("chunk", [1 << 15, 3])
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_aliased_blocks_before_clean_ones(version: int) -> None:
+def test_aliased_blocks_before_clean_ones(version: int, chunk: int, monkeypatch) -> None:
     """FDEs sharing the biggest FRE block use up the walk budget: the clean FDEs after them
     are not walked (layout-fre-overlap), on both paths."""
+    monkeypatch.setattr(section_mod, "CHUNK", chunk)
     lay = plan(60, version, seed=11)
     data = bytearray(encode_tiled(lay))
     h = decode_header(bytes(data))

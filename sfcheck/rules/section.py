@@ -8,6 +8,7 @@ against the FRE sub-section before looping.
 from __future__ import annotations
 
 import gc
+from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import islice
@@ -129,47 +130,62 @@ class _Walk:
         self.total_fres = self.walked = 0
         self.prev_pc: int | None = None
         self.blocks: list[tuple[int, int, int]] = []
-        # FDE ranges [a, b) accepted by the fast path: their FRE blocks are adjacent and
-        # in table order, so they cannot overlap each other.
-        self.fast: list[tuple[int, int]] = []
+        # Runs of FDEs accepted by the fast path: (first index, block starts, block ends).
+        self.fast: list[tuple[int, array, array]] = []
+
+
+CHUNK = 1 << 15  # FDEs per Table: its working lists stay small whatever the table size
 
 
 def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: _Walk) -> None:
     """Check FDEs 0..readable-1 and their FREs, in table order.
 
-    section_fast.Table reads the FDE table column-wise and walks every FRE block
-    with one regex call per FDE, all in C; it accepts only FDEs that provably have
-    no finding. Runs of accepted FDEs are booked in bulk; every other FDE goes
-    through _exact_fde, which emits. Both keep the same state, so findings come
-    out exactly as from _exact_fde alone (tests/test_fastpath_equivalence.py).
+    section_fast.Table reads the FDE table column-wise, CHUNK FDEs at a time, and
+    walks every FRE block with one regex call per FDE, all in C; it accepts only
+    FDEs that provably have no finding. Runs of accepted FDEs are booked in bulk;
+    every other FDE goes through _exact_fde, which emits. Both keep the same state,
+    so findings come out exactly as from _exact_fde alone
+    (tests/test_fastpath_equivalence.py).
     """
     check_order = h.sorted and not ctx.relocatable
-    tab = Table(ctx.data, h, readable, dec.fre_limit, ctx.vma, st.field_relative, check_order)
-    bad = tab.bad
-    pcs, sizes, nfs, firsts, ends = tab.pcs, tab.sizes, tab.nfs, tab.firsts, tab.ends
-    i = 0
-    while i < readable:
-        j = bad.find(1, i)
-        if j < 0:
-            j = readable
-        if i < j:  # FDEs i..j-1 are clean
-            if st.walked + firsts[j - 1] - firsts[i] > h.fre_len:
-                for k in range(i, j):  # the budget runs out inside: exact, one by one
-                    _exact_fde(ctx, h, dec, k, st)
-            else:
-                st.fast.append((i, j))
-                ctx.ranges.extend(zip(pcs[i:j], sizes[i:j], range(i, j), strict=True))
-                st.prev_pc = pcs[j - 1]
-                st.total_fres += sum(nfs[i:j])
-                st.walked += ends[j - 1] - firsts[i]
-        if j < readable:
-            _exact_fde(ctx, h, dec, j, st)
-        i = j + 1
-    if st.fast and (st.blocks or len(st.fast) > 1):
-        # Mixed: list the fast blocks too, for the overlap check.
-        for a, b in st.fast:
-            st.blocks.extend(zip(firsts[a:b], ends[a:b], range(a, b), strict=True))
-        st.fast = []
+    prev_pc: int | None = None
+    carry = False
+    for a in range(0, readable, CHUNK):
+        b = min(readable, a + CHUNK)
+        tab = Table(ctx.data, h, a, b, readable, dec.fre_limit, ctx.vma, st.field_relative,
+                    check_order, prev_pc, carry)
+        prev_pc, carry = tab.pcs[-1], tab.carry
+        bad = tab.bad
+        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.sizes, tab.nfs, tab.firsts, tab.ends
+        i = 0
+        n = b - a
+        while i < n:
+            j = bad.find(1, i)
+            if j < 0:
+                j = n
+            if i < j:  # FDEs a+i..a+j-1 are clean
+                if st.walked + firsts[j - 1] - firsts[i] > h.fre_len:
+                    for k in range(i, j):  # the budget runs out inside: exact, one by one
+                        _exact_fde(ctx, h, dec, a + k, st)
+                else:
+                    st.fast.append((a + i, array("q", firsts[i:j]), array("q", ends[i:j])))
+                    ctx.ranges.extend(zip(pcs[i:j], sizes[i:j], range(a + i, a + j),
+                                          strict=True))
+                    st.prev_pc = pcs[j - 1]
+                    st.total_fres += sum(nfs[i:j])
+                    st.walked += ends[j - 1] - firsts[i]
+            if j < n:
+                _exact_fde(ctx, h, dec, a + j, st)
+            i = j + 1
+    # One run of clean FDEs holds adjacent blocks in table order: no overlap among them.
+    # Anything else: list every block for the overlap check.
+    runs = st.fast
+    merged = all(r2[0] == r1[0] + len(r1[1]) for r1, r2 in zip(runs, runs[1:], strict=False))
+    if runs and (st.blocks or not merged):
+        for start, firsts_, ends_ in runs:
+            st.blocks.extend(zip(firsts_, ends_, range(start, start + len(firsts_)),
+                                 strict=True))
+    st.fast = []
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:

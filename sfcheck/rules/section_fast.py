@@ -243,30 +243,39 @@ class Table:
     block's start: the walk proved the FREs fill it exactly.
     """
 
-    __slots__ = ("n", "pcs", "sizes", "nfs", "firsts", "ends", "bad")
+    __slots__ = ("n", "pcs", "sizes", "nfs", "firsts", "ends", "bad", "carry")
 
-    def __init__(self, data: bytes, h, n: int, limit: int, vma: int, field_relative: bool,
-                 check_order: bool) -> None:
+    def __init__(self, data: bytes, h, a: int, b: int, readable: int, limit: int, vma: int,
+                 field_relative: bool, check_order: bool, prev_pc: int | None,
+                 carry: bool) -> None:
+        """FDEs a..b-1 of `readable`; prev_pc is FDE a-1's start, `carry` whether FDE a-1
+        failed the bounds test (then FDE a goes to the exact path too)."""
         v, fsz, big = h.version, h.fde_size, h.big_endian
-        self.n = n
-        rec = data[h.fdes_start:h.fdes_start + n * fsz]
+        self.n = n = b - a
+        rec = data[h.fdes_start + a * fsz:h.fdes_start + b * fsz]
         wide = 8 if v == C.VERSION_3 else 4
         starts = column(rec, fsz, 0, wide, True, big, n)
         sizes = column(rec, fsz, wide, 4, False, big, n).tolist()
         offs = column(rec, fsz, wide + 4, 4, False, big, n).tolist()
         if field_relative:
-            base = vma + h.fdes_start
+            base = vma + h.fdes_start + a * fsz
             self.pcs = pcs = list(map(add, starts, range(base, base + n * fsz, fsz)))
         else:
             self.pcs = pcs = list(map(add, starts, repeat(vma, n)))
         self.sizes = sizes
         firsts = list(map(add, offs, repeat(h.fres_start, n)))
         ends = firsts[1:]
-        ends.append(limit)
+        if b < readable:  # the next chunk's first block bounds this chunk's last one
+            nxt = h.fdes_start + b * fsz + wide + 4
+            ends.append(h.fres_start + int.from_bytes(data[nxt:nxt + 4],
+                                                      "big" if big else "little"))
+        else:
+            ends.append(limit)
         self.firsts, self.ends = firsts, ends
         attr = C.V3_ATTR_SIZE if v == C.VERSION_3 else 0
         walk_from = list(map(add, firsts, repeat(attr, n))) if attr else firsts
         self.bad = bad = bytearray(n)
+        self.carry = False
         # Each FDE's block lies in the FRE sub-section, before the next FDE's block.
         if not all(map(le, walk_from, ends)) or max(ends) > limit:
             _mark(bad, map(gt, walk_from, ends))
@@ -275,6 +284,9 @@ class Table:
             # FDE's start for the next sort check: send the next FDE there too.
             for i in list(compress(range(n - 1), bad)):
                 bad[i + 1] = 1
+            self.carry = bool(bad[-1])
+        if carry or (check_order and prev_pc is not None and pcs[0] < prev_pc):
+            bad[0] = 1
         if v == C.VERSION_3:
             at = list(map(mul, firsts, bad.translate(_FLIP))) if any(bad) else firsts
             spans = map(slice, at, map(add, at, repeat(C.V3_ATTR_SIZE, n)))
