@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print("libsframe target: give --libsframe PATH (one per library)",
                       file=sys.stderr)
                 return 2
-            for lib in args.libsframe:
+            for lib in map(os.path.abspath, args.libsframe):  # jobs run elsewhere
                 camp.add(target, 1, lib_label(lib), extra=[f"--libsframe={lib}"],
                          seeds_from=seed_versions(lib))
         else:

@@ -389,7 +389,8 @@ def _lib_from_argv() -> str | None:
         if a.startswith("--libsframe="):
             lib = a.split("=", 1)[1]
             sys.argv.remove(a)
-    return lib or os.environ.get("SFCHECK_LIBSFRAME")
+    lib = lib or os.environ.get("SFCHECK_LIBSFRAME")
+    return os.path.abspath(lib) if lib else None
 
 
 if __name__ == "__main__":
