@@ -1,6 +1,7 @@
 """Child process that feeds sections to one binutils libsframe through ctypes.
 
     python -m fuzz.libsframe_worker /path/to/libsframe.so.N
+    python fuzz/libsframe_worker.py /path/to/libsframe.so.N --replay FILE [PC...]
 
 Runs apart from the fuzzer so that a crash of libsframe (SIGSEGV, an
 sframe_assert abort) kills only this process; faulthandler then names the
@@ -158,6 +159,12 @@ def handle(api: Api, data: bytes, pcs: list[int]) -> tuple:
 def main() -> int:
     faulthandler.enable(file=sys.stderr, all_threads=False)
     api = Api(sys.argv[1])
+    if len(sys.argv) > 3 and sys.argv[2] == "--replay":
+        # One reproducer, for a person (or gdb --args): what libsframe makes of it.
+        data = open(sys.argv[3], "rb").read()  # noqa: SIM115
+        pcs = [int(x, 0) for x in sys.argv[4:]]
+        print(handle(api, data, pcs))
+        return 0
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
         head = inp.read(8)
