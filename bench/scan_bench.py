@@ -16,8 +16,10 @@ import shutil
 import sys
 import tempfile
 import time
+from multiprocessing import Pool
 from pathlib import Path
 
+from sfcheck.checker import check_elf
 from sfcheck.elf import ELF_MAGIC
 from sfcheck.scan import ScanConfig, scan
 
@@ -52,6 +54,29 @@ def time_scan(root: Path, jobs: int) -> tuple[float, int]:
     return time.perf_counter() - t0, len(result.files)
 
 
+def _check_all(paths: list[str]) -> int:
+    for p in paths:
+        check_elf(p)
+    return len(paths)
+
+
+def ceiling(root: Path) -> tuple[float, float]:
+    """The same checks without sfcheck's scan machinery: all files in this process, then
+    the two halves in two independent processes. Their ratio is what two processes can
+    gain on this machine right now (other load included): the ceiling for -j 2."""
+    files = sorted(str(p) for p in root.rglob("*") if p.name != "README")
+    halves = [files[0::2], files[1::2]]
+    with Pool(2) as pool:
+        pool.map(_check_all, [[], []])  # start the workers before timing
+        t0 = time.perf_counter()
+        _check_all(files)
+        serial = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pool.map(_check_all, halves)
+        parallel = time.perf_counter() - t0
+    return serial, parallel
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=1200, help="ELF files in the tree")
@@ -78,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         base = rates[args.jobs[0]]
         for jobs in args.jobs[1:]:
             print(f"-j {jobs} / -j {args.jobs[0]}: {rates[jobs] / base:.2f}x")
+        runs = [ceiling(root) for _ in range(args.repeat)]
+        serial, parallel = min(r[0] for r in runs), min(r[1] for r in runs)
+        print(f"ceiling: the same checks in 1 process {n / serial:.0f} files/s, split over 2 "
+              f"independent processes {n / parallel:.0f} files/s: {serial / parallel:.2f}x")
     return 0
 
 
