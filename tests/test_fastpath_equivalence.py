@@ -91,6 +91,7 @@ def oracle_walk(ctx: SectionContext, h: Header) -> None:
                  f"ends past the section's {size:#x} bytes", offset=0x10)
     if n == 0:
         ctx.emit(L.EMPTY, "num_fdes is 0", offset=8)
+    section_mod._check_gaps(ctx, h, fdes_end, size)  # header-level, not the fast path
 
     dec = Decoder(ctx.data)
     total_fres = walked = 0
@@ -207,10 +208,9 @@ def _check_fde(ctx: SectionContext, h: Header, fde: FDE, loc: dict) -> None:
 def _legal_counts(h: Header, flex: bool) -> frozenset[int]:
     if flex:
         return frozenset({0, 2, 4, 5, 6})
-    counts = {0, 1, 2} if h.abi == C.ABI_AMD64_LE else {0, 1, 2, 3}
-    if h.version == C.VERSION_1:  # "RA undefined" (0 words) came with v2 errata 2
-        counts.discard(0)
-    return frozenset(counts)
+    # CFA, then RA and FP unless the header fixes them; 0 words (RA undefined) since v2.
+    fixed = (h.fixed_ra != 0) + (h.fixed_fp != 0)
+    return frozenset(range(0 if h.version >= C.VERSION_2 else 1, 4 - fixed))
 
 
 def _check_fres(ctx: SectionContext, h: Header, fde: FDE, fres: list[FRE], pc: int,

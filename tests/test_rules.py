@@ -63,6 +63,14 @@ HEADER_CASES = [
 ]
 
 
+def test_gap_bytes() -> None:
+    gap = amd64(fdeoff=8)
+    assert rules_of(gap) == {"layout-fdeoff-nonzero"}  # zero padding: only the fdeoff note
+    dirty = bytearray(gap)
+    dirty[28 + 3] = 0x5A  # inside the 8-byte gap after the header
+    assert rules_of(bytes(dirty)) == {"layout-fdeoff-nonzero", "layout-gap-bytes"}
+
+
 def test_auxhdr_fires_alone() -> None:
     assert rules_of(amd64(auxhdr=b"\0\0\0\0")) == {"header-auxhdr"}
 
@@ -88,9 +96,11 @@ def test_header_and_layout_rules_fire(rule: str, mutate) -> None:
     fired = rules_of(mutate(amd64()))
     assert rule in fired
     # and nothing at error level that is unrelated to the damage
+    # (a fixed FP makes the FREs' own FP words leftovers: fre-word-count)
     assert fired <= {rule, "layout-fre-len", "layout-fde-fres-bounds", "fde-overlap",
                      "header-fixed-ra", "layout-fde-array-overlap", "layout-num-fres",
-                     "layout-fdeoff-nonzero", "layout-fde-array-bounds"}
+                     "layout-fdeoff-nonzero", "layout-fde-array-bounds", "layout-gap-bytes"} | (
+        {"fre-word-count"} if rule == "header-fixed-fp" else set())
 
 
 def build(fdes, version=3, **kw) -> bytes:

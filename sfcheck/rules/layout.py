@@ -59,6 +59,14 @@ TRAILING = rule(
     rejects anything else. Nonzero bytes are often a second SFrame section concatenated by a
     linker that does not merge (lld, mold, zig).""",
     "Remove the extra bytes, or merge the sections properly.")
+GAP_BYTES = rule(
+    "layout-gap-bytes", "layout", "error", "nonzero bytes between the header, FDEs and FREs",
+    """With a nonzero sfh_fdeoff, or an FRE sub-section that starts after the end of the FDE
+    array, the bytes in between belong to no structure. Readers skip them (glibc and LLVM even
+    assume there are none and read the FDEs or FREs from the wrong place); nonzero bytes there
+    are data some tool wrote that no reader sees, and a decoder that re-encodes the section
+    loses them.""",
+    "Write sfh_fdeoff = 0 and put the FREs right after the FDE array (what gas and ld do).")
 EMPTY = rule(
     "layout-no-fdes", "layout", "info", "section has no FDEs",
     """A section without FDEs covers no code. The kernel refuses to register one

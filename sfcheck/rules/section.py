@@ -25,7 +25,7 @@ from . import fre as R
 from . import header as H
 from . import layout as L
 from .context import SectionContext
-from .section_fast import Table
+from .section_fast import Table, fixed_words, legal_counts
 
 MAX_REG = {C.ABI_AMD64_LE: 16, C.ABI_AARCH64_LE: 31, C.ABI_AARCH64_BE: 31, C.ABI_S390X_BE: 31}
 
@@ -94,6 +94,7 @@ def _walk(ctx: SectionContext, h: Header) -> None:
                  f"ends past the section's {size:#x} bytes", offset=0x10)
     if n == 0:
         ctx.emit(L.EMPTY, "num_fdes is 0", offset=8)
+    _check_gaps(ctx, h, fdes_end, size)
 
     dec = Decoder(ctx.data)
     st = _Walk(field_relative=h.pcrel or ctx.relocatable, complete=readable == n)
@@ -298,13 +299,24 @@ def _check_fde(ctx: SectionContext, h: Header, fde: FDE, loc: dict) -> None:
                      f"{fde.size}-byte function", **loc)
 
 
+def _check_gaps(ctx: SectionContext, h: Header, fdes_end: int, size: int) -> None:
+    """Bytes between the header and the FDE array, or the FDE array and the FREs, belong
+    to nothing: zero padding is harmless, anything else is data no reader sees."""
+    gaps = [(h.size, min(h.fdes_start, size))]
+    if fdes_end <= h.fres_start:
+        gaps.append((fdes_end, min(h.fres_start, size)))
+    for a, b in gaps:
+        chunk = ctx.data[a:b]
+        if chunk.strip(b"\0"):
+            first = a + next(k for k, x in enumerate(chunk) if x)
+            ctx.emit(L.GAP_BYTES, f"{b - a} bytes in [{a:#x}, {b:#x}) belong to no header, "
+                     f"FDE or FRE, nonzero from {first:#x}", offset=first)
+
+
 def _legal_counts(h: Header, flex: bool) -> frozenset[int]:
     if flex:
         return frozenset({0, 2, 4, 5, 6})
-    counts = {0, 1, 2} if h.abi == C.ABI_AMD64_LE else {0, 1, 2, 3}
-    if h.version == C.VERSION_1:  # "RA undefined" (0 words) came with v2 errata 2
-        counts.discard(0)
-    return frozenset(counts)
+    return legal_counts(h.version, fixed_words(h))
 
 
 def _check_fres(ctx: SectionContext, h: Header, fde: FDE, fres: list[FRE], pc: int,

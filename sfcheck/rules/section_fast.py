@@ -26,6 +26,7 @@ from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, or_, sub
 
 from ..format import constants as C
+from ..format.model import Header
 
 # Info bytes of FDEs this path handles: FRE type 0-2, PCINC, no reserved bits.
 _PCMASK, _PAUTH = 0x10, 0x20
@@ -101,16 +102,22 @@ def _even_word(width: int, big: bool) -> bytes:
     return rest + even if big else even + rest
 
 
-def legal_counts(abi: int, version: int) -> frozenset[int]:
-    """Data-word counts of a DEFAULT FRE that fre-word-count accepts."""
-    counts = {0, 1, 2} if abi == C.ABI_AMD64_LE else {0, 1, 2, 3}
-    if version == C.VERSION_1:
-        counts.discard(0)
+def fixed_words(h: Header) -> int:
+    """How many of the RA/FP words the header fixes (they are then not in the FREs)."""
+    return (h.fixed_ra != 0) + (h.fixed_fp != 0)
+
+
+def legal_counts(version: int, fixed: int) -> frozenset[int]:
+    """Data-word counts of a DEFAULT FRE that fre-word-count accepts: the CFA, then an RA
+    and an FP word unless the header fixes them (libsframe's getters, the kernel's
+    __read_default_fde_fre_datawords); 0 words (RA undefined) since v2."""
+    counts = set(range(0 if version >= C.VERSION_2 else 1, 4 - fixed))
     return frozenset(counts)
 
 
 @cache
-def fre_pattern(asz: int, abi: int, version: int, big: bool) -> re.Pattern[bytes]:
+def fre_pattern(asz: int, abi: int, version: int, big: bool,
+                fixed: int) -> re.Pattern[bytes]:
     """One finding-free DEFAULT FRE with a start of `asz` bytes, or any single byte.
 
     findall() returns the start-address bytes of each FRE, and b"" where a byte
@@ -118,7 +125,7 @@ def fre_pattern(asz: int, abi: int, version: int, big: bool) -> re.Pattern[bytes
     """
     aarch64 = abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
     s390x = abi == C.ABI_S390X_BE
-    legal = legal_counts(abi, version)
+    legal = legal_counts(version, fixed)
     tails: dict[bytes, list[int]] = {}
     order: list[tuple[int, int, bytes]] = []
     for info in range(256):
@@ -315,7 +322,7 @@ class Table:
         if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
             _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
         # Walk every FRE block not already rejected: one findall per FDE, in C.
-        pats = [fre_pattern(asz, h.abi, v, big) for asz in (1, 2, 4)]
+        pats = [fre_pattern(asz, h.abi, v, big, fixed_words(h)) for asz in (1, 2, 4)]
         pats += [pats[0]] * 253
         if any(bad):
             good = bad.translate(_FLIP)
