@@ -390,6 +390,7 @@ def plot(results: list[tuple[Input, list[Timing], float | None]], path: Path) ->
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("FDEs in the section (synthetic)")
     ax.set_ylabel("ns per FRE (whole process, median)")
     ax.set_title("Cost per FRE: sfcheck vs readelf")
