@@ -13,11 +13,13 @@ from .runner import Campaign, Job
 
 
 def _git_rev() -> str:
+    """The commit fuzzed; a `git archive` snapshot has no .git, but may name it in .commit."""
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=common.ROOT,
                               capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "?"
+        mark = common.ROOT / ".commit"
+        return mark.read_text().strip() if mark.is_file() else "?"
 
 
 def _rates(job: Job) -> list[tuple[float, float]]:
