@@ -76,24 +76,19 @@ class _Cursor:
         return struct.unpack_from(self.o + code, self.data, self.need(size))[0]
 
     def uleb(self) -> int:
-        value = shift = 0
-        while True:
-            b = self.u8()
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return value
-            if shift > 70:
-                raise EhFrameError("LEB128 number too long", self.base + self.pos)
+        return self._leb(False)
 
     def sleb(self) -> int:
+        return self._leb(True)
+
+    def _leb(self, signed: bool) -> int:
         value = shift = 0
         while True:
             b = self.u8()
             value |= (b & 0x7F) << shift
             shift += 7
             if not b & 0x80:
-                return value - (1 << shift) if b & 0x40 else value
+                return value - (1 << shift) if signed and b & 0x40 else value
             if shift > 70:
                 raise EhFrameError("LEB128 number too long", self.base + self.pos)
 
