@@ -21,9 +21,10 @@ from .registry import Rule, rule
 
 PLT_GOT_CFA = rule(
     "defect-ld-plt-got-cfa", "defect", "warning", "ld's .plt.got FDE says CFA = SP+16",
-    """GNU ld 2.41 to 2.47 (x86-64, -z now or any .plt.got entry) generates an SFrame FDE for
-    .plt.got (e.g. __cxa_finalize@plt: `jmp *GOT(%rip)`, 8 bytes) whose only FRE says
-    CFA = SP+16, copied from the .plt entry template. At a .plt.got entry the call has just
+    """GNU ld on x86-64 (measured: 2.44 and 2.47.50; versions between 2.40 and 2.44 not
+    checked) generates an SFrame FDE for .plt.got whenever the output has one (e.g.
+    __cxa_finalize@plt in shared libraries: `jmp *GOT(%rip)`, 8 bytes) whose only FRE says
+    CFA = SP+16, like a lazy .plt entry after its push. At a .plt.got entry the call has just
     pushed the RA, so the CFA is SP+8: ld's own .eh_frame for the same range says rsp+8 and a
     debugger agrees. An unwinder trusting SFrame reads the caller's RA one slot too high and
     reports a wrong caller for every sample taken in .plt.got. ld 2.40 emits no FDE for
