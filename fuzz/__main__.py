@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--max-len", type=int, default=4096)
     c.add_argument("--out")
     c.add_argument("--report-dir", default=str(common.ROOT / "reports"))
+    c.add_argument("--render", metavar="RUN", help="only re-render the report of a finished run")
     c.set_defaults(fn=lambda a: __import__("fuzz.compare", fromlist=["main"]).main(a))
     lst = sub.add_parser("list", help="list the harnesses")
     lst.add_argument("--standalone", action="store_true",

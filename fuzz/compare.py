@@ -53,6 +53,12 @@ def compare(target: str, duration: int, seed: int, max_len: int, out: Path,
     camp.add(target, 1, "bytes", env={"SFCHECK_FUZZ_MUTATOR": "0"})
     camp.run(progress_every=60)
     camp.save()
+    return render(camp, target, report_dir)
+
+
+def render(camp: Campaign, target: str, report_dir: Path) -> Path:
+    """The comparison report of a finished run (also `compare-mutator --render RUN`)."""
+    duration, seed, max_len, command = camp.duration, camp.seed, camp.max_len, camp.command
     lines = {job.label: line_coverage(target, camp.dirs(target, job.label)[1])
              for job in camp.jobs}
     date = time.strftime("%Y-%m-%d")
@@ -83,8 +89,24 @@ def compare(target: str, duration: int, seed: int, max_len: int, out: Path,
         "`mutator`: fuzz/mutator.py (60% field-level, else byte mutation)",
         "- sfcheck lines replayed: distinct lines of sfcheck executed when the final corpus is "
         "replayed through the harness, uninstrumented, under sys.settrace (engine-neutral)",
-        "", *rows, "", gain, "", f"![coverage over time]({png.name})", ""]))
+        "", *rows, "", gain, "", f"![coverage over time]({png.name})", "",
+        "## Failures found (first time, seconds)", "",
+        "Both runs use campaign mode: a failing input is kept and the run goes on.", "",
+        "| signature | " + " | ".join(j.label for j in camp.jobs) + " |",
+        "|---|" + "---|" * len(camp.jobs), *_first_findings(camp.jobs), ""]))
     return md
+
+
+def _first_findings(jobs: list[Job]) -> list[str]:
+    first: dict[str, dict[str, float]] = {}
+    for job in jobs:
+        for t, sig, _size in job.findings:
+            first.setdefault(sig, {}).setdefault(job.label, t)
+    if not first:
+        return ["| (none) |" + " |" * len(jobs)]
+    return [f"| `{sig}` | " + " | ".join(f"{seen[j.label]:.0f}" if j.label in seen else "—"
+                                         for j in jobs) + " |"
+            for sig, seen in sorted(first.items())]
 
 
 def _plot(jobs: list[Job], path: Path, target: str) -> None:
@@ -110,6 +132,10 @@ def _plot(jobs: list[Job], path: Path, target: str) -> None:
 
 
 def main(args) -> int:  # type: ignore[no-untyped-def]
+    if args.render:
+        camp = Campaign.load(Path(args.render))
+        print(f"report: {render(camp, args.target, Path(args.report_dir))}")
+        return 0
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or common.FUZZ_DIR / "out" / f"compare-{args.target}-{stamp}")
     command = "python -m fuzz " + " ".join(sys.argv[1:])
