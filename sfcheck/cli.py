@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .argtypes import positive
 from .dump.json_out import dump_json
 from .dump.objdump import dump_chunks
 from .elf import ElfError, ElfSFrameInfo, load_elf
@@ -31,14 +32,6 @@ def bfd_name(info: ElfSFrameInfo) -> str:
     return _BFD_NAMES.get(key, f"elf{info.elfclass}-{endian}")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def parse_address(text: str) -> int:
@@ -314,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text",
                        help="report format (default text)")
     check.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
-    check.add_argument("-j", "--jobs", type=_positive, default=0, metavar="N",
+    check.add_argument("-j", "--jobs", type=positive, default=0, metavar="N",
                        help="worker processes (default: the number of CPUs)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="no report on stdout and no progress: only the exit status "
@@ -323,10 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="text format: no summary table after a multi-file scan")
     check.add_argument("--waivers", metavar="TOML",
                        help="waiver file: accepted findings, each with a reason (see README)")
-    check.add_argument("--max-archive-bytes", type=_positive, default=8 << 30, metavar="N",
+    check.add_argument("--max-archive-bytes", type=positive, default=8 << 30, metavar="N",
                        help="refuse an archive that expands to more than N bytes "
                             "(default 8 GiB)")
-    check.add_argument("--max-archive-members", type=_positive, default=1_000_000,
+    check.add_argument("--max-archive-members", type=positive, default=1_000_000,
                        metavar="N", help="refuse an archive with more than N members "
                                          "(default 1000000)")
     check.add_argument("--raw", action="store_true", help="FILE is a bare SFrame section")

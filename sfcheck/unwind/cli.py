@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..argtypes import positive
 from ..errors import ElfError
 from ..format import constants as C
 from .core import CoreFile, Thread
@@ -22,16 +23,6 @@ from .modules import Module, exe_mapping_path, load_modules, make_resolver
 from .unwinder import DEFAULT_MAX_FRAMES, Frame, Stop, StopReason, Unwinder
 
 EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
-    return value
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -51,9 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--sysroot", metavar="DIR",
                    help="look for mapped files under DIR (e.g. a copy of the target's /)")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
-    p.add_argument("--max-frames", type=_positive, default=DEFAULT_MAX_FRAMES, metavar="N",
+    p.add_argument("--max-frames", type=positive, default=DEFAULT_MAX_FRAMES, metavar="N",
                    help=f"stop after N frames (default {DEFAULT_MAX_FRAMES})")
-    p.add_argument("--thread", type=_positive, default=1, metavar="N",
+    p.add_argument("--thread", type=positive, default=1, metavar="N",
                    help="thread number, 1-based in the core's order (default 1: the thread "
                         "that received the signal)")
     p.set_defaults(func=cmd_unwind)
