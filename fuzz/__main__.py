@@ -63,8 +63,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     camp.run(progress_every=args.progress)
     camp.save()
     new = process(camp, budget=args.minimize_budget, save=not args.no_save)
-    bench = _bench_all(camp, args.bench_runs)
-    for path in write_reports(camp, camp.command, Path(args.report_dir), args.title, bench):
+    camp.bench = _bench_all(camp, args.bench_runs)
+    camp.save()
+    for path in write_reports(camp, camp.command, Path(args.report_dir), args.title,
+                              camp.bench):
         print(f"report: {path}")
     print(f"new findings: {new}")
     return 1 if new else 0
@@ -87,7 +89,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     camp = Campaign.load(Path(args.run))
     if not camp.results:
         process(camp, budget=args.minimize_budget, save=False)
-    bench = _bench_all(camp, args.bench_runs)
+    bench = _bench_all(camp, args.bench_runs) if args.bench_runs else camp.bench
     for path in write_reports(camp, args.command or camp.command, Path(args.report_dir),
                               args.title, bench):
         print(f"report: {path}")

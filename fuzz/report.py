@@ -125,7 +125,7 @@ def _keep_reproducers(rows: list[dict], dest: Path) -> list[dict]:
 
 def _bench_text(target: str, b: dict) -> str:
     return "\n".join([
-        "## Rate on seed-sized inputs", "",
+        "", "## Rate on seed-sized inputs", "",
         f"`python -m fuzz bench {target} --runs {b['asked']}` (run right after the campaign, "
         f"load average {b.get('load', 0):.2f}): {b['runs']} runs from the seeds alone, inputs "
         f"at most {b['max_len']} bytes, **{b['exec_s']:.0f} exec/s** (libFuzzer's "

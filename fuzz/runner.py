@@ -93,6 +93,7 @@ class Campaign:
     jobs: list[Job] = field(default_factory=list)
     command: str = ""
     results: list[dict] = field(default_factory=list)  # processed findings (findings.py)
+    bench: dict[str, dict] = field(default_factory=dict)  # seed-sized exec/s (bench.py)
     started_at: str = ""
     load_start: float = 0.0
     load_end: float = 0.0
@@ -169,6 +170,7 @@ class Campaign:
         path.write_text(json.dumps({
             "duration": self.duration, "seed": self.seed, "max_len": self.max_len,
             "mutator": self.mutator, "command": self.command, "results": self.results,
+            "bench": self.bench,
             "started_at": self.started_at, "load_start": self.load_start,
             "load_end": self.load_end,
             "jobs": [asdict(j) | {"log": str(j.log)} for j in self.jobs],
