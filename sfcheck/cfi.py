@@ -222,7 +222,7 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
     parser = DWARFExprParser(DWARFStructs(little_endian=little_endian, dwarf_format=32,
                                           address_size=address_size))
-    pc_reg = 16 if abi.ra_column == 16 else None  # x86-64 numbers RIP as 16
+    pc_reg = abi.pc
     try:
         raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
                               abi.fp)

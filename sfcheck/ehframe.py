@@ -48,11 +48,12 @@ class RawFde:
 class _Cie:
     code_align: int
     data_align: int
-    ra_column: int
     fde_enc: int
     has_z: bool
     program: bytes
     program_offset: int
+    # (CFA, RA, FP, remember stack) after the initial instructions: run once per CIE
+    initial: tuple | None = None
 
 
 class _Cursor:
@@ -200,7 +201,7 @@ def _cie(c: _Cursor, vma: int, address_size: int) -> _Cie:
     if version == 4:
         c.need(2)  # address_size, segment_selector_size
     code_align, data_align = c.uleb(), c.sleb()
-    ra = c.u8() if version == 1 else c.uleb()
+    c.u8() if version == 1 else c.uleb()  # the CIE's RA column: the ABI's is used
     fde_enc, has_z = 0x00, aug.startswith(b"z")
     if has_z:
         aug_data = c.block()
@@ -216,14 +217,19 @@ def _cie(c: _Cursor, vma: int, address_size: int) -> _Cie:
                 continue
             else:  # unknown: the z length lets us skip the rest safely
                 break
-    return _Cie(code_align, data_align, ra, fde_enc, has_z, c.data[c.pos:c.end], c.pos)
+    return _Cie(code_align, data_align, fde_enc, has_z, c.data[c.pos:c.end], c.pos)
 
 
 def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
          address_size: int, big: bool, ra_col: int, fp_col: int) -> tuple[RawRow, ...]:
     """Run the CIE's initial instructions, then the FDE's, into rows."""
+    if cie.initial is None:
+        first = _State(ra_col, fp_col)
+        _exec(cie, cie.program, cie.program_offset, first, None, vma, address_size, big)
+        cie.initial = (first.cfa, first.ra, first.fp, tuple(first.stack))
     state = _State(ra_col, fp_col)
-    _exec(cie, cie.program, cie.program_offset, state, None, vma, address_size, big)
+    state.cfa, state.ra, state.fp, stack = cie.initial
+    state.stack = list(stack)
     state.initial = (state.ra, state.fp)
     state.loc = start
     _exec(cie, program, program_at, state, start, vma, address_size, big)

@@ -137,6 +137,12 @@ def _data_end(h: Header) -> int:
     return max(h.fdes_start + h.num_fdes * h.fde_size, h.fres_end)
 
 
+def _header_bytes(data: bytes, off: int) -> bytes:
+    """Just what decode_header reads (fixed header + at most 255 auxiliary bytes): slicing
+    the whole tail for each of up to 4096 parts would copy the section thousands of times."""
+    return data[off:off + C.HEADER_SIZE + 0xFF]
+
+
 def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
     """Offsets of the SFrame sections laid end to end in `data` (one entry: not concatenated).
 
@@ -146,7 +152,7 @@ def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
     parts, off = [0], 0
     while len(parts) < limit:
         try:
-            h = decode_header(data[off:])
+            h = decode_header(_header_bytes(data, off))
         except DecodeError:
             break
         end = off + _data_end(h)
@@ -158,7 +164,7 @@ def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
         if data[nxt:nxt + 2] not in (C.MAGIC_LE, C.MAGIC_BE):
             break
         try:
-            decode_header(data[nxt:])
+            decode_header(_header_bytes(data, nxt))
         except DecodeError:
             break
         parts.append(nxt)
@@ -182,7 +188,7 @@ def check_concatenated(ctx: SectionContext) -> bool:
 
 def _fdes_at(data: bytes, off: int) -> int:
     try:
-        return decode_header(data[off:]).num_fdes
+        return decode_header(_header_bytes(data, off)).num_fdes
     except DecodeError:
         return 0
 

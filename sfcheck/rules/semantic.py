@@ -10,13 +10,13 @@ first differing range and both rules.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import gcd
 
 from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
-from ..elf import CfiView, ElfSFrameInfo, FuncSymbol
+from ..elf import ElfSFrameInfo, FuncSymbol
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import ABIS, Abi
@@ -92,7 +92,7 @@ TRUNCATED = rule(
     of the section was not compared.""",
     "Nothing to do unless the section is very large: then report it.")
 
-# Work bound: compared intervals per section, beyond the rows both sides store.
+# Work bound (the interval bound scales with the section sizes, in cross_check).
 MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
 
 
@@ -133,12 +133,9 @@ COVERAGE_CLASSIFIERS: list[Callable[[EhFde, Abi], tuple[RuleDef, str] | None]] =
 class Facts:
     """What a classifier may look at."""
 
-    info: ElfSFrameInfo
-    view: CfiView
     header: Header
     abi: Abi
-    section_of: Callable[[int], str | None]
-    extra: dict = field(default_factory=dict)
+    section_of: Callable[[int], str | None]  # name of the text section holding a PC
 
 
 # -- formatting -------------------------------------------------------------------------
@@ -324,11 +321,11 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
     rows = _sframe_rows(h, fde, abi, budget.fre_rules)
     if not rows:
         return
-    starts = [f.start for f in fde.fres]
-    pc_reg = 16 if abi.ra_column == 16 else None
-    end = start + size
     if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0]):
         return  # the common case, decided without walking intervals
+    starts = [f.start for f in fde.fres]
+    pc_reg = abi.pc
+    end = start + size
     for eh in overlaps:
         lo, hi = max(start, eh.start), min(end, eh.end)
         if lo >= hi or not eh.rows:
@@ -419,14 +416,12 @@ def skip_reason(eh: EhFde, abi: Abi) -> str | None:
 
 def func_name(symbols: Sequence[FuncSymbol], addrs: list[int], pc: int,
               section_of: Callable[[int], str | None]) -> str:
-    i = bisect_right(addrs, pc) - 1
-    while i >= 0 and addrs[i] == pc and i > 0 and addrs[i - 1] == pc:
-        i -= 1
-    if i >= 0:
-        sym = symbols[i]
-        if sym.addr == pc:
-            return sym.name
-        if sym.addr <= pc < sym.addr + sym.size:
+    j = bisect_left(addrs, pc)  # symbols sort largest-first among equal addresses
+    if j < len(addrs) and addrs[j] == pc:
+        return symbols[j].name
+    if j:
+        sym = symbols[j - 1]
+        if pc < sym.addr + sym.size:
             return f"{sym.name}+{pc - sym.addr:#x}"
     sec = section_of(pc)
     return f"code in {sec}" if sec else "an unnamed function"
@@ -467,7 +462,7 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
     for ctx, h, (vma, data) in zip(ctxs, headers, view.sframe, strict=False):
         if h is None or h.abi != abi_id:
             continue
-        facts = Facts(info, view, h, abi, section_of)
+        facts = Facts(h, abi, section_of)
         budget = _Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
         try:
             dec = Decoder(data)
