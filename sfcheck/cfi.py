@@ -1,7 +1,8 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
 :mod:`sfcheck.ehframe` parses the CIEs and FDEs and runs the call-frame
-instructions (pyelftools parses the DWARF expressions); this module maps each row
+instructions (:mod:`sfcheck.dwarf_expr` decodes the DWARF expressions gas and ld
+write, pyelftools any other); this module maps each row
 onto the three things SFrame records, in the terms of
 :class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
 
@@ -21,10 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from elftools.dwarf.dwarf_expr import DWARFExprParser
-from elftools.dwarf.structs import DWARFStructs
-
 from . import ehframe as E
+from .dwarf_expr import parse_expr
 from .ehframe import RawRule
 from .format.abi import Abi
 from .format.fre_rules import RegRule, intern
@@ -62,7 +61,7 @@ Rule = RegRule | Opaque | _Undefined | None
 class CfaExpr:
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
-    ops: tuple  # pyelftools DWARFExprOp
+    ops: tuple  # dwarf_expr.Op or pyelftools' DWARFExprOp (same op_name / args)
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
@@ -181,7 +180,7 @@ def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
 
 # -- rows ---------------------------------------------------------------------------
 
-def _reg_rule(rule: RawRule, parser: DWARFExprParser, is_ra: bool,
+def _reg_rule(rule: RawRule, parser: _Exprs, is_ra: bool,
               pc_reg: int | None) -> Rule:
     if rule is None or rule[0] == E.SAME_VALUE:
         return None
@@ -195,7 +194,7 @@ def _reg_rule(rule: RawRule, parser: DWARFExprParser, is_ra: bool,
     if t == E.REGISTER:
         return RegRule(arg, 0, False)
     if t in (E.EXPRESSION, E.VAL_EXPRESSION):
-        ops = _parse(parser, arg)
+        ops = parser.parse(arg)
         if isinstance(ops, Opaque):
             return ops
         # The expression yields an address (EXPRESSION) or the value itself.
@@ -208,20 +207,35 @@ def _reg_rule(rule: RawRule, parser: DWARFExprParser, is_ra: bool,
     return Opaque(f"{t} rule")
 
 
-def _parse(parser: DWARFExprParser, expr: bytes) -> tuple | Opaque:
-    if len(expr) > MAX_EXPR_OPS * 10:
-        return Opaque("expression too long")
-    try:
-        return tuple(parser.parse_expr(list(expr)))
-    except Exception:  # noqa: BLE001 — pyelftools' expression parser on hostile bytes
-        return Opaque("undecodable expression")
+class _Exprs:
+    """DWARF expression decoding: the operations gas and ld write by hand, anything else
+    by pyelftools (imported the first time such an expression turns up)."""
+
+    def __init__(self, little_endian: bool, address_size: int) -> None:
+        self.little, self.address_size = little_endian, address_size
+        self._pyelftools = None
+
+    def parse(self, expr: bytes) -> tuple | Opaque:
+        if len(expr) > MAX_EXPR_OPS * 10:
+            return Opaque("expression too long")
+        ops = parse_expr(expr, self.little)
+        if ops is not None:
+            return ops
+        if self._pyelftools is None:
+            from elftools.dwarf.dwarf_expr import DWARFExprParser
+            from elftools.dwarf.structs import DWARFStructs
+            self._pyelftools = DWARFExprParser(DWARFStructs(
+                little_endian=self.little, dwarf_format=32, address_size=self.address_size))
+        try:
+            return tuple(self._pyelftools.parse_expr(list(expr)))
+        except Exception:  # noqa: BLE001 — pyelftools' expression parser on hostile bytes
+            return Opaque("undecodable expression")
 
 
 def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: int,
                     abi: Abi) -> list[EhFde]:
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
-    parser = DWARFExprParser(DWARFStructs(little_endian=little_endian, dwarf_format=32,
-                                          address_size=address_size))
+    parser = _Exprs(little_endian, address_size)
     pc_reg = abi.pc
     try:
         raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
@@ -260,6 +274,6 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     return out
 
 
-def _cfa_expr(parser: DWARFExprParser, expr: bytes) -> CfaExpr | Opaque:
-    ops = _parse(parser, expr)
+def _cfa_expr(parser: _Exprs, expr: bytes) -> CfaExpr | Opaque:
+    ops = parser.parse(expr)
     return ops if isinstance(ops, Opaque) else CfaExpr(ops)

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .argtypes import positive
-from .dump.json_out import dump_json
-from .dump.objdump import dump_chunks
-from .elf import ElfError, ElfSFrameInfo, load_elf
-from .errors import DecodeError
 
+# Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
+# unwinder or the archive readers (start-up is most of a small file's check).
 if TYPE_CHECKING:
+    from .elf import ElfSFrameInfo
     from .result import Result
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -70,6 +69,8 @@ def _read_raw(path: str, out: _Out) -> bytes | None:
 
 def _sections(path: str, args: argparse.Namespace, out: _Out):
     """(name, vma, bytes) for each SFrame section of `path`, or None after reporting."""
+    from .elf import ElfError, load_elf
+
     if args.raw:
         data = _read_raw(path, out)
         return None if data is None else (None, [(args.section or ".sframe", args.vma, data)])
@@ -86,6 +87,10 @@ def _sections(path: str, args: argparse.Namespace, out: _Out):
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    from .dump.json_out import dump_json
+    from .dump.objdump import dump_chunks
+    from .errors import DecodeError
+
     out = _Out()
     files = []
     for path in args.files:

@@ -15,18 +15,20 @@ import sys
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from itertools import count
-from typing import TextIO
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
+from typing import TYPE_CHECKING, TextIO
 
 from .checker import Options, check_elf, check_section_bytes
-from .inputs import ArchiveError, Limits, archive_members, classify, walk
-from .inputs.expand import HEAD_SIZE
+from .inputs.limits import Limits
+from .inputs.sniff import HEAD_SIZE, classify
+from .inputs.walk import walk
 from .result import FileResult, Result, Skipped
+
+# The pool, pyelftools (symbol names) and the archive readers load when first needed:
+# a one-file check is mostly start-up, and these cost ~30 ms of imports together.
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 # One unit of work: (sequence number, label, path to read or None, bytes or None,
 # package, member). A batch is a list of them.
@@ -59,6 +61,9 @@ def _init_worker(config: ScanConfig) -> None:
 
 def _function_symbols(data: bytes) -> list[tuple[int, int, str]]:
     """(start, size, name) of every function symbol, sorted; [] if the tables are broken."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
     out: list[tuple[int, int, str]] = []
     try:
         elf = ELFFile(io.BytesIO(data))
@@ -209,6 +214,8 @@ class _Runner:
             # never pays for worker processes.
             # Workers get the config without the terminal stream: under the spawn and
             # forkserver start methods initargs are pickled.
+            from concurrent.futures import ProcessPoolExecutor
+
             worker_config = dataclasses.replace(self.config, progress=None)
             self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_worker,
                                             initargs=(worker_config,))
@@ -218,10 +225,12 @@ class _Runner:
         self.futures.add(self.pool.submit(_run_batch, batch))
         # Bound the work (and member bytes) in flight.
         while len(self.futures) > 2 * self.config.jobs:
-            self._wait(FIRST_COMPLETED)
+            self._wait()
 
-    def _wait(self, how: str) -> None:
-        done, self.futures = wait(self.futures, return_when=how)
+    def _wait(self) -> None:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        done, self.futures = wait(self.futures, return_when=FIRST_COMPLETED)
         for fut in done:
             self._harvest(fut.result())
 
@@ -237,7 +246,7 @@ class _Runner:
     def finish(self) -> list[FileResult]:
         self.flush(last=True)
         while self.futures:
-            self._wait(FIRST_COMPLETED)
+            self._wait()
         return [self.results[k] for k in sorted(self.results)]
 
     def close(self) -> None:
@@ -297,6 +306,9 @@ def _dispatch(path: str, explicit: bool, index: int, seq: Iterator[int], config:
     elif kind in ("other", "thin"):
         skipped.non_elf += 1
     else:
+        from .inputs.expand import archive_members
+        from .inputs.limits import ArchiveError
+
         try:
             for m in archive_members(path, kind, config.limits, skipped):
                 runner.add((next(seq), m.label, None, m.data, m.package, m.member), index)

@@ -704,8 +704,30 @@ def test_truncated_header(obj_bytes: bytes, length: int) -> None:
 
 
 def test_bad_ei_class(obj_bytes: bytes) -> None:
-    with pytest.raises(ElfError, match="cannot parse ELF"):
+    with pytest.raises(ElfError, match="cannot parse ELF: invalid EI_CLASS"):
         load_elf(obj_bytes[:4] + b"\x07" + obj_bytes[5:])
+
+
+def test_bad_ei_data(obj_bytes: bytes) -> None:
+    with pytest.raises(ElfError, match="cannot parse ELF: invalid EI_DATA"):
+        load_elf(obj_bytes[:5] + b"\x03" + obj_bytes[6:])
+
+
+def test_header_fields_match_pyelftools() -> None:
+    """The ELF header is read by hand (no pyelftools import per run): same answers."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    files = [p for p in sorted((REPO / "corpus").rglob("*")) if p.is_file()
+             and p.read_bytes()[:4] == b"\x7fELF"]
+    assert len(files) > 50
+    for p in files:
+        data = p.read_bytes()
+        ref = ELFFile(io.BytesIO(data))
+        info = load_elf(data, str(p))
+        assert (info.e_type, info.e_machine) == (ref["e_type"], ref["e_machine"]), p
+        assert (info.elfclass, info.little_endian) == (ref.elfclass, ref.little_endian), p
 
 
 def test_shoff_past_eof(obj_bytes: bytes) -> None:

@@ -7,9 +7,8 @@ from typing import BinaryIO
 import arpy
 
 from .limits import ArchiveError, Budget, Entries, Entry
+from .sniff import AR_MAGIC, THIN_MAGIC
 
-AR_MAGIC = b"!<arch>\n"
-THIN_MAGIC = b"!<thin>\n"
 _FILE_TYPES = (arpy.HEADER_NORMAL, arpy.HEADER_GNU, arpy.HEADER_BSD)
 
 

@@ -12,13 +12,6 @@ from .ar import ar_entries
 from .limits import ArchiveError, Budget, Entries
 from .tar import tar_entries
 
-DEB_FIRST_MEMBER = b"debian-binary"
-
-
-def is_deb_head(head: bytes) -> bool:
-    """An ar archive whose first member is `debian-binary` (what dpkg-deb writes)."""
-    return head.startswith(b"!<arch>\n") and head[8:8 + 16].rstrip(b" /") == DEB_FIRST_MEMBER
-
 
 def deb_entries(stream: BinaryIO, budget: Budget) -> Entries:
     members = ar_entries(stream, budget)

@@ -13,16 +13,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..elf import ELF_MAGIC
 from ..result import Skipped
-from .ar import AR_MAGIC, THIN_MAGIC, ar_entries
+from .ar import ar_entries
 from .compress import DECOMPRESS_ERRORS
-from .deb import deb_entries, is_deb_head
+from .deb import deb_entries
 from .limits import CORRUPT_ERRORS, ArchiveError, Budget, Entries, Limits, PathGuard
-from .rpm import is_rpm_head, rpm_entries
-from .tar import TAR_SUFFIXES, is_tar_head, tar_entries
-
-HEAD_SIZE = 512  # enough for every magic, including tar's at offset 257
+from .rpm import rpm_entries
+from .sniff import HEAD_SIZE, classify
+from .tar import tar_entries
 
 READERS: dict[str, Callable[[BinaryIO, Budget], Entries]] = {
     "deb": deb_entries, "rpm": rpm_entries, "ar": ar_entries, "tar": tar_entries}
@@ -37,24 +35,6 @@ class Member:
     package: str  # the input file as named on the command line (or found in a directory)
     member: str  # the path inside the package (nested layers joined with ':')
     data: bytes
-
-
-def classify(head: bytes, name: str) -> str:
-    """'elf', an archive kind ('deb', 'rpm', 'ar', 'tar'), 'thin' (a thin ar archive) or
-    'other', from the first bytes."""
-    if head.startswith(ELF_MAGIC):
-        return "elf"
-    if is_deb_head(head):
-        return "deb"
-    if head.startswith(AR_MAGIC):
-        return "ar"
-    if head.startswith(THIN_MAGIC):
-        return "thin"  # members are other files (in a build tree, scanned as themselves)
-    if is_rpm_head(head):
-        return "rpm"
-    if is_tar_head(head) or name.lower().endswith(TAR_SUFFIXES):
-        return "tar"
-    return "other"
 
 
 def archive_members(path: str, kind: str, limits: Limits,

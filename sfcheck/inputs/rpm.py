@@ -16,18 +16,14 @@ import rpmfile.headers
 
 from .compress import by_name, decompressed
 from .limits import ArchiveError, Budget, Entries, Entry
+from .sniff import RPM_MAGIC
 
-RPM_MAGIC = b"\xed\xab\xee\xdb"
 _LEAD_SIZE = 96
 _HEADER_MAGIC = b"\x8e\xad\xe8"
 _HEADER_MAX = 256 << 20  # rpm's own limit on one header's index + data
 _CPIO_HEADER = 110
 _CPIO_NAME_MAX = 4096
 _S_IFMT, _S_IFREG, _S_IFDIR, _S_IFLNK = 0o170000, 0o100000, 0o040000, 0o120000
-
-
-def is_rpm_head(head: bytes) -> bool:
-    return head.startswith(RPM_MAGIC)
 
 
 def _header_end(stream: BinaryIO, start: int, size: int, align: bool) -> int:

@@ -8,14 +8,6 @@ from typing import BinaryIO
 from .compress import decompressed, sniff
 from .limits import Budget, Entries, Entry, EntryType
 
-TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.zst", ".tzst", ".tar.zstd",
-                ".tar.bz2", ".tbz2", ".tbz")
-
-
-def is_tar_head(head: bytes) -> bool:
-    """An uncompressed tar: POSIX/GNU `ustar` magic in the first header block."""
-    return head[257:262] == b"ustar"
-
 
 def _type(info: tarfile.TarInfo) -> EntryType:
     if info.isreg():

@@ -1,9 +1,33 @@
-"""Stack unwinding with SFrame data alone: tables, memory models, the walk, `sfcheck unwind`."""
+"""Stack unwinding with SFrame data alone: tables, memory models, the walk, `sfcheck unwind`.
 
-from .core import CoreFile, Thread
-from .memory import Memory, SparseMemory
-from .table import SFrameTable, TableSet
-from .unwinder import DEFAULT_MAX_FRAMES, Frame, Registers, Stop, StopReason, Unwinder, Walk
+Names load on first use (PEP 562): `sfcheck --help` and `sfcheck FILE` build the
+`unwind` subcommand's parser without importing the unwinder or pyelftools.
+"""
 
-__all__ = ["DEFAULT_MAX_FRAMES", "CoreFile", "Frame", "Memory", "Registers", "SFrameTable",
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .core import CoreFile, Thread
+    from .memory import Memory, SparseMemory
+    from .table import SFrameTable, TableSet
+    from .unwinder import DEFAULT_MAX_FRAMES, Frame, Registers, Stop, StopReason, Unwinder, Walk
+
+_HOME = {"CoreFile": "core", "Thread": "core", "Memory": "memory", "SparseMemory": "memory",
+         "SFrameTable": "table", "TableSet": "table", "DEFAULT_MAX_FRAMES": "unwinder",
+         "Frame": "unwinder", "Registers": "unwinder", "Stop": "unwinder",
+         "StopReason": "unwinder", "Unwinder": "unwinder", "Walk": "unwinder"}
+
+__all__ = ["CoreFile", "DEFAULT_MAX_FRAMES", "Frame", "Memory", "Registers", "SFrameTable",
            "SparseMemory", "Stop", "StopReason", "TableSet", "Thread", "Unwinder", "Walk"]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value

@@ -13,14 +13,18 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..argtypes import positive
 from ..errors import ElfError
 from ..format import constants as C
-from .core import CoreFile, Thread
-from .modules import Module, exe_mapping_path, load_modules, make_resolver
-from .unwinder import DEFAULT_MAX_FRAMES, Frame, Stop, StopReason, Unwinder
+
+if TYPE_CHECKING:  # imported by cmd_unwind: building the parser must stay cheap
+    from .core import CoreFile, Thread
+    from .modules import Module
+    from .unwinder import Frame, Stop
+
+DEFAULT_MAX_FRAMES = 512  # == unwinder.DEFAULT_MAX_FRAMES (tests/test_unwind_cli.py checks)
 
 EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -72,6 +76,8 @@ def _symbol(mod: Module | None, frame: Frame) -> tuple[str | None, int | None]:
 def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
     """The walker's detail plus what we know about the module the PC is in."""
     detail = stop.detail
+    from .unwinder import StopReason
+
     if stop.reason is StopReason.NO_FDE:
         mod = _module_of(modules, stop.pc)
         if mod is None:
@@ -84,6 +90,10 @@ def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
 
 
 def cmd_unwind(args: argparse.Namespace) -> int:
+    from .core import CoreFile
+    from .modules import exe_mapping_path, load_modules, make_resolver
+    from .unwinder import Unwinder
+
     prog = "sfcheck unwind"
     overrides: dict[str, str] = {}
     if args.exe is not None and not os.path.isfile(args.exe):
