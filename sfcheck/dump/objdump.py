@@ -227,6 +227,9 @@ def _token_pattern(asz: int) -> re.Pattern[bytes]:
     return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
 
 
+# FRE type -> (start-address size, the findall of its token pattern)
+_FINDERS = {t: (asz, _token_pattern(asz).findall) for t, asz in C.FRE_ADDR_SIZE.items()}
+
 _COLS = {m: f"    {'STARTPC':<7}{'[m]' if m else '   ':<8} {'CFA':<10}{'FP':<10}{'RA':<13}"
          for m in (False, True)}
 
@@ -251,7 +254,7 @@ class _Rows:
             pcs = map(add, starts, repeat(vma))
         self.pcs = list(map(and_, pcs, repeat(_U64)))
         self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
-        self.templates: dict[tuple[bytes, ...], str] = {}
+        self.templates: dict[tuple, str] = {}
         self.budget = h.fre_len
         self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
         self.order = ">" if h.big_endian else "<"
@@ -262,6 +265,8 @@ class _Rows:
         fres_start, fre_len, limit = h.fres_start, h.fre_len, dec.fre_limit
         attr = C.V3_ATTR_SIZE if self.v3 else 0
         attr_struct = dec._attr_struct
+        finders = _FINDERS
+        fde_text, append = self._fde_text, out.append
         for i in range(begin, stop):
             rec = recs[i]
             off = rec[2]
@@ -274,19 +279,21 @@ class _Rows:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
                     nf, info, info2 = rec[3], rec[4], 0
-                asz = C.FRE_ADDR_SIZE.get(info & 0xF)
-                if asz is not None:
-                    toks = _token_pattern(asz).findall(data, walk_from, nxt)
+                found = finders.get(info & 0xF)
+                if found is not None:
+                    toks = found[1](data, walk_from, nxt)
                     if len(toks) != nf or not all(map(itemgetter(0), toks)):
                         toks = None
             if toks is None:  # the decoder's way, errors included
                 fde = dec.fde(i)
                 first, end = dec.fre_span(fde)
                 self._spend(i, first, end)
-                out.append("\n".join(fde_lines(dec, i, fde, self.vma)))
+                append("\n".join(fde_lines(dec, i, fde, self.vma)))
                 continue
-            self._spend(i, first, nxt)
-            out.append(self._fde_text(i, rec[1], info, info2, asz, toks))
+            self.budget -= nxt - first
+            if self.budget < 0:
+                self._spend(i, first, nxt)  # raises
+            append(fde_text(i, rec[1], info, info2, found[0], toks))
         return stop
 
     def _spend(self, i: int, first: int, end: int) -> None:
@@ -300,36 +307,39 @@ class _Rows:
 
     def _fde_text(self, i: int, size: int, info: int, info2: int, asz: int,
                   toks: list[tuple[bytes, bytes]]) -> str:
-        pc = self.pcs[i]
         flex = self.v3 and (info2 & 0x1F) == C.FDE_TYPE_FLEX
-        attrs = ("S" if self.v3 and info & 0x80 else "") + ("F" if flex else "")
-        line = f"    func idx [{i}]: pc = {pc:#x}, size = {_i32(size)} bytes"
-        if attrs:
-            line += f', attr = "{attrs}"'
-        if self.aarch64 and (info >> 5) & 1 == C.PAUTH_KEY_B:
-            line += ", pauth = B key"
-        pcmask = bool(info & 0x10)
-        head = f"\n{line}\n{_COLS[pcmask]}"
-        if not toks:
-            return head
-        starts_b, rests = zip(*toks, strict=True)
-        if asz == 1:
-            starts: bytes | tuple[int, ...] = b"".join(starts_b)
-        else:
-            fmt = self.order + str(len(starts_b)) + ("H" if asz == 2 else "I")
-            starts = struct.unpack(fmt, b"".join(starts_b))
-        if pcmask:
-            addrs = tuple(starts)
-        elif pc + max(starts) <= _U64:
-            addrs = tuple(map(add, starts, repeat(pc)))
-        else:
-            addrs = tuple(map(and_, map(add, starts, repeat(pc)), repeat(_U64)))
-        # Rows with the same FREs but other addresses share one %-template.
-        key = (flex, *rests)
+        # The FDE's head and rows are one %-template, shared by every FDE with the same
+        # attributes and FREs: only the index, pc, size and row addresses differ.
+        key = (info | (0x100 if flex else 0), *map(itemgetter(1), toks))
         tmpl = self.templates.get(key)
         if tmpl is None:
-            sufs = map(self.suffixes[flex].__getitem__, rests)
-            tmpl = "".join("\n    %016x" + t.replace("%", "%%") for t in sufs)
-            if len(self.templates) < _MAX_TEMPLATES:
-                self.templates[key] = tmpl
-        return head + tmpl % addrs
+            tmpl = self._template(key, flex, info, toks)
+        pc = self.pcs[i]
+        if not toks:
+            return tmpl % (i, pc, _i32(size))
+        if asz == 1:
+            starts: bytes | tuple[int, ...] = b"".join(map(itemgetter(0), toks))
+        else:
+            fmt = self.order + str(len(toks)) + ("H" if asz == 2 else "I")
+            starts = struct.unpack(fmt, b"".join(map(itemgetter(0), toks)))
+        if info & 0x10:  # pcmask: the rows show the start offsets themselves
+            return tmpl % (i, pc, _i32(size), *starts)
+        if pc + max(starts) <= _U64:
+            return tmpl % (i, pc, _i32(size), *map(add, starts, repeat(pc)))
+        return tmpl % (i, pc, _i32(size), *map(and_, map(add, starts, repeat(pc)),
+                                                 repeat(_U64)))
+
+    def _template(self, key: tuple, flex: bool, info: int,
+                  toks: list[tuple[bytes, bytes]]) -> str:
+        attrs = ("S" if self.v3 and info & 0x80 else "") + ("F" if flex else "")
+        head = "\n    func idx [%d]: pc = %#x, size = %d bytes"
+        if attrs:
+            head += f', attr = "{attrs}"'
+        if self.aarch64 and (info >> 5) & 1 == C.PAUTH_KEY_B:
+            head += ", pauth = B key"
+        head += "\n" + _COLS[bool(info & 0x10)]
+        sufs = map(self.suffixes[flex].__getitem__, map(itemgetter(1), toks))
+        tmpl = head + "".join("\n    %016x" + t.replace("%", "%%") for t in sufs)
+        if len(self.templates) < _MAX_TEMPLATES:
+            self.templates[key] = tmpl
+        return tmpl
