@@ -115,6 +115,14 @@ def legal_counts(version: int, fixed: int) -> frozenset[int]:
     return frozenset(counts)
 
 
+def pattern_abi(abi: int) -> int:
+    """The ABI fre_pattern needs to tell apart (aarch64, s390x, the rest): one compiled
+    pattern per class, not per ABI byte value (fuzzed headers hold all 256)."""
+    if abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE, C.ABI_S390X_BE):
+        return abi
+    return C.ABI_AMD64_LE
+
+
 @cache
 def fre_pattern(asz: int, abi: int, version: int, big: bool,
                 fixed: int) -> re.Pattern[bytes]:
@@ -322,7 +330,8 @@ class Table:
         if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
             _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
         # Walk every FRE block not already rejected: one findall per FDE, in C.
-        pats = [fre_pattern(asz, h.abi, v, big, fixed_words(h)) for asz in (1, 2, 4)]
+        pats = [fre_pattern(asz, pattern_abi(h.abi), v, big, fixed_words(h))
+                for asz in (1, 2, 4)]
         pats += [pats[0]] * 253
         if any(bad):
             good = bad.translate(_FLIP)
