@@ -94,12 +94,31 @@ class CfiRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
     fp: Rule
 
 
-@dataclass(frozen=True, slots=True)
 class EhFde:
-    start: int
-    end: int  # exclusive
-    rows: tuple[CfiRow, ...]  # sorted by pc, first at start (or none: no CFI at all)
-    offset: int  # of the FDE in .eh_frame
+    """One `.eh_frame` FDE: [start, end) and its rows.
+
+    `rel` holds the rows with pc relative to `start`, shared by every FDE whose CIE and
+    instructions are the same; `rows` (absolute pcs) is built on first use, which the
+    cross-check needs only for the functions it cannot settle from `rel`.
+    """
+
+    __slots__ = ("start", "end", "rel", "offset", "_rows")
+
+    def __init__(self, start: int, end: int, rel: tuple[CfiRow, ...], offset: int) -> None:
+        self.start, self.end, self.rel, self.offset = start, end, rel, offset
+        self._rows: tuple[CfiRow, ...] | None = None
+
+    @property
+    def rows(self) -> tuple[CfiRow, ...]:
+        """Sorted by pc, first at start (or none: no CFI at all)."""
+        if self._rows is None:
+            start = self.start
+            self._rows = tuple([CfiRow(start + r.pc, r.cfa, r.ra, r.fp) for r in self.rel])
+        return self._rows
+
+    def __repr__(self) -> str:
+        return (f"EhFde({self.start:#x}, {self.end:#x}, {len(self.rel)} rows, "
+                f".eh_frame+{self.offset:#x})")
 
 
 # -- expressions ----------------------------------------------------------------------
@@ -242,34 +261,37 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
                               abi.fp)
     except E.EhFrameError as exc:
         raise CfiError(str(exc)) from None
-    # Rules repeat a lot: convert each distinct one once.
+    # Rules repeat a lot: convert each distinct one once; FDEs that share their raw rows
+    # (same CIE and program) share the converted ones too.
     cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
     ras: dict[RawRule, Rule] = {}
     fps: dict[RawRule, Rule] = {}
+    converted: dict[int, tuple[CfiRow, ...]] = {}  # id(raw rows) -> rows; `raw` keeps them
     out: list[EhFde] = []
     for f in raw:
-        rows = []
-        for r in f.rows:
-            rc = r.cfa
-            if isinstance(rc, bytes):
+        rel = converted.get(id(f.rel))
+        if rel is None:
+            rows = []
+            for r in f.rel:
+                rc = r.cfa
                 cfa = cfas.get(rc)
                 if cfa is None:
-                    cfa = cfas[rc] = _cfa_expr(parser, rc)
-            else:
-                cfa = cfas.get(rc)
-                if cfa is None:
-                    cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
-                                      else intern(RegRule(rc[0], rc[1], False)))
-            try:
-                ra = ras[r.ra]
-            except KeyError:
-                ra = ras[r.ra] = intern(_reg_rule(r.ra, parser, True, pc_reg))
-            try:
-                fp = fps[r.fp]
-            except KeyError:
-                fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
-            rows.append(CfiRow(r.pc, cfa, ra, fp))
-        out.append(EhFde(f.start, f.start + f.size, tuple(rows), f.offset))
+                    if isinstance(rc, bytes):
+                        cfa = cfas[rc] = _cfa_expr(parser, rc)
+                    else:
+                        cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
+                                          else intern(RegRule(rc[0], rc[1], False)))
+                try:
+                    ra = ras[r.ra]
+                except KeyError:
+                    ra = ras[r.ra] = intern(_reg_rule(r.ra, parser, True, pc_reg))
+                try:
+                    fp = fps[r.fp]
+                except KeyError:
+                    fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
+                rows.append(CfiRow(r.pc, cfa, ra, fp))
+            rel = converted[id(f.rel)] = tuple(rows)
+        out.append(EhFde(f.start, f.start + f.size, rel, f.offset))
     out.sort(key=lambda f: (f.start, f.end))
     return out
 

@@ -41,7 +41,15 @@ class RawFde:
     offset: int
     start: int
     size: int
-    rows: tuple[RawRow, ...]
+    # Rows with pc relative to `start`. FDEs with the same CIE and instruction bytes
+    # share one tuple (the program ran once): leaf functions and look-alike functions
+    # are most of a large binary.
+    rel: tuple[RawRow, ...]
+
+    @property
+    def rows(self) -> tuple[RawRow, ...]:
+        """The rows at absolute addresses."""
+        return tuple(r._replace(pc=self.start + r.pc) for r in self.rel)
 
 
 @dataclass(slots=True)
@@ -139,6 +147,7 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
     """Every FDE of the section with its rows (sorted by pc, one per location)."""
     out: list[RawFde] = []
     cies: dict[int, _Cie] = {}
+    ran: dict[tuple[int, bytes], tuple[RawRow, ...]] = {}  # (CIE, program) -> rows
     pos, n = 0, len(data)
     o = ">" if big_endian else "<"
     while pos + 4 <= n:
@@ -169,8 +178,13 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
             if cie.has_z:
                 c.block()
             program = data[c.pos:end]
-            rows = _run(cie, program, c.pos, start, vma, address_size, big_endian,
-                        ra_column, fp_column)
+            key = (cie_at, program)
+            rows = ran.get(key)
+            if rows is None:
+                rows, position_free = _run(cie, program, c.pos, start, vma, address_size,
+                                           big_endian, ra_column, fp_column)
+                if position_free:
+                    ran[key] = rows
             out.append(RawFde(pos, start, size, rows))
         pos = end
     return out
@@ -221,8 +235,11 @@ def _cie(c: _Cursor, vma: int, address_size: int) -> _Cie:
 
 
 def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
-         address_size: int, big: bool, ra_col: int, fp_col: int) -> tuple[RawRow, ...]:
-    """Run the CIE's initial instructions, then the FDE's, into rows."""
+         address_size: int, big: bool, ra_col: int, fp_col: int,
+         ) -> tuple[tuple[RawRow, ...], bool]:
+    """Run the CIE's initial instructions, then the FDE's, into rows at pcs relative to
+    `start`; and whether those rows depend on nothing but the program (no DW_CFA_set_loc,
+    whose operand is an address)."""
     if cie.initial is None:
         first = _State(ra_col, fp_col)
         _exec(cie, cie.program, cie.program_offset, first, None, vma, address_size, big)
@@ -231,14 +248,15 @@ def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
     state.cfa, state.ra, state.fp, stack = cie.initial
     state.stack = list(stack)
     state.initial = (state.ra, state.fp)
-    state.loc = start
+    state.loc = 0
     _exec(cie, program, program_at, state, start, vma, address_size, big)
     state.emit()
-    return tuple(state.rows)
+    return tuple(state.rows), not state.set_loc
 
 
 class _State:
-    __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows")
+    __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
+                 "set_loc")
 
     def __init__(self, ra_col: int, fp_col: int) -> None:
         self.ra_col, self.fp_col = ra_col, fp_col
@@ -249,6 +267,7 @@ class _State:
         self.stack: list[tuple[RawCfa, RawRule, RawRule]] = []
         self.loc = 0
         self.rows: list[RawRow] = []
+        self.set_loc = False
 
     def set(self, reg: int, rule: RawRule) -> None:
         if reg == self.ra_col:
@@ -322,7 +341,8 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
         elif op == 0x01:  # set_loc
             to = c.pointer(cie.fde_enc, vma, address_size)
             if in_fde:
-                st.advance(to)
+                st.set_loc = True
+                st.advance(to - fde_start)
         elif op in (0x05, 0x11, 0x14, 0x15, 0x2F):  # offset forms
             reg = c.uleb()
             raw = c.sleb() if op in (0x11, 0x15) else c.uleb()

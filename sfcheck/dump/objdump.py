@@ -8,17 +8,16 @@ showing RA as `u` and omitting the `CFA fixed RA offset` line).
 from __future__ import annotations
 
 import gc
-import re
 import struct
-from collections.abc import Iterator
-from functools import cache
+from collections.abc import Callable, Iterator
 from itertools import repeat
 from operator import add, and_, itemgetter
 
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
-from ..format.decode import Decoder, check_fde_array, check_fre_subsection
+from ..format.decode import Decoder
+from ..format.fre_blocks import FreBlocks, Tokens, starts_of
 from ..format.model import FDE, FRE, Header
 
 _U64 = (1 << 64) - 1
@@ -172,9 +171,7 @@ def dump_chunks(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Ite
     dec = Decoder(data)
     h = dec.header
     yield "\n".join([*header_lines(h, name), "", "  Function Index :"])
-    check_fde_array(h, len(dec.data))
-    check_fre_subsection(h, len(dec.data))
-    rows = _Rows(dec, section_vma)
+    rows = _Rows(dec, section_vma)  # DecodeError here when the FDE or FRE table is cut short
     out: list[str] = []
     i, n = 0, h.num_fdes
     while i < n:
@@ -213,23 +210,6 @@ class _Suffixes(dict):
         return text
 
 
-@cache
-def _token_pattern(asz: int) -> re.Pattern[bytes]:
-    """Any FRE with an `asz`-byte start: (start bytes, info + data-word bytes); ("", "") for
-    a byte where none starts (size code 3)."""
-    by_len: dict[int, list[int]] = {}
-    for info in range(256):
-        code = (info >> 5) & 3
-        if code != 3:
-            by_len.setdefault(((info >> 1) & 0xF) * C.WORD_SIZE[code], []).append(info)
-    alts = [b"[" + b"".join(b"\\x%02x" % i for i in infos) + b"]" + b"." * k
-            for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
-    return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
-
-
-# FRE type -> (start-address size, the findall of its token pattern)
-_FINDERS = {t: (asz, _token_pattern(asz).findall) for t, asz in C.FRE_ADDR_SIZE.items()}
-
 _COLS = {m: f"    {'STARTPC':<7}{'[m]' if m else '   ':<8} {'CFA':<10}{'FP':<10}{'RA':<13}"
          for m in (False, True)}
 
@@ -241,12 +221,9 @@ class _Rows:
         h = self.h = dec.header
         self.dec, self.vma = dec, vma
         self.v3 = h.version == C.VERSION_3
+        self.blocks = FreBlocks(dec)
         n, fsz = h.num_fdes, h.fde_size
-        rec = dec.data[h.fdes_start:h.fdes_start + n * fsz]
-        self.recs = list(struct.iter_unpack(dec._fde_struct.format, rec))
-        offs = list(map(itemgetter(2), self.recs))
-        self.nexts = [h.fres_start + o for o in offs[1:]] + [dec.fre_limit]
-        starts = map(itemgetter(0), self.recs)
+        starts = map(itemgetter(0), self.blocks.recs)
         # func_start(honour_fdeoff=False): libsframe's PC-relative base ignores fdeoff.
         if h.pcrel:
             pcs = map(add, starts, range(vma + h.size, vma + h.size + n * fsz, fsz))
@@ -255,58 +232,20 @@ class _Rows:
         self.pcs = list(map(and_, pcs, repeat(_U64)))
         self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
         self.templates: dict[tuple, str] = {}
-        self.budget = h.fre_len
         self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
-        self.order = ">" if h.big_endian else "<"
+        self.append: Callable[[str], None] = print  # set by render()
 
     def render(self, begin: int, stop: int, out: list[str]) -> int:
         """Append FDEs begin..stop-1 to `out`; returns stop."""
-        h, dec, data, recs, nexts = self.h, self.dec, self.dec.data, self.recs, self.nexts
-        fres_start, fre_len, limit = h.fres_start, h.fre_len, dec.fre_limit
-        attr = C.V3_ATTR_SIZE if self.v3 else 0
-        attr_struct = dec._attr_struct
-        finders = _FINDERS
-        fde_text, append = self._fde_text, out.append
-        for i in range(begin, stop):
-            rec = recs[i]
-            off = rec[2]
-            first = fres_start + off
-            nxt = nexts[i]
-            walk_from = first + attr
-            toks = None
-            if off + attr <= fre_len and walk_from <= nxt <= limit:
-                if attr:
-                    nf, info, info2, _rep = attr_struct.unpack_from(data, first)
-                else:
-                    nf, info, info2 = rec[3], rec[4], 0
-                found = finders.get(info & 0xF)
-                if found is not None:
-                    toks = found[1](data, walk_from, nxt)
-                    if len(toks) != nf or not all(map(itemgetter(0), toks)):
-                        toks = None
-            if toks is None:  # the decoder's way, errors included
-                fde = dec.fde(i)
-                first, end = dec.fre_span(fde)
-                self._spend(i, first, end)
-                append("\n".join(fde_lines(dec, i, fde, self.vma)))
-                continue
-            self.budget -= nxt - first
-            if self.budget < 0:
-                self._spend(i, first, nxt)  # raises
-            append(fde_text(i, rec[1], info, info2, found[0], toks))
+        self.append = out.append
+        self.blocks.run(begin, stop, self._fde_text, self._decoded)
         return stop
 
-    def _spend(self, i: int, first: int, end: int) -> None:
-        """Decoder.iter_fdes' bound on the FRE bytes walked (aliasing blocks)."""
-        self.budget -= end - first
-        if self.budget < 0:
-            raise DecodeError(
-                f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
-                f"{self.h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,
-                f"FDE[{i}]", "start_fre_off")
+    def _decoded(self, i: int, fde: FDE) -> None:  # the decoder's way, errors included
+        self.append("\n".join(fde_lines(self.dec, i, fde, self.vma)))
 
-    def _fde_text(self, i: int, size: int, info: int, info2: int, asz: int,
-                  toks: list[tuple[bytes, bytes]]) -> str:
+    def _fde_text(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                  toks: Tokens) -> None:
         flex = self.v3 and (info2 & 0x1F) == C.FDE_TYPE_FLEX
         # The FDE's head and rows are one %-template, shared by every FDE with the same
         # attributes and FREs: only the index, pc, size and row addresses differ.
@@ -314,20 +253,17 @@ class _Rows:
         tmpl = self.templates.get(key)
         if tmpl is None:
             tmpl = self._template(key, flex, info, toks)
-        pc = self.pcs[i]
+        pc, size, append = self.pcs[i], _i32(rec[1]), self.append
         if not toks:
-            return tmpl % (i, pc, _i32(size))
-        if asz == 1:
-            starts: bytes | tuple[int, ...] = b"".join(map(itemgetter(0), toks))
-        else:
-            fmt = self.order + str(len(toks)) + ("H" if asz == 2 else "I")
-            starts = struct.unpack(fmt, b"".join(map(itemgetter(0), toks)))
+            append(tmpl % (i, pc, size))
+            return
+        starts = starts_of(toks, asz, self.h.big_endian)
         if info & 0x10:  # pcmask: the rows show the start offsets themselves
-            return tmpl % (i, pc, _i32(size), *starts)
-        if pc + max(starts) <= _U64:
-            return tmpl % (i, pc, _i32(size), *map(add, starts, repeat(pc)))
-        return tmpl % (i, pc, _i32(size), *map(and_, map(add, starts, repeat(pc)),
-                                                 repeat(_U64)))
+            append(tmpl % (i, pc, size, *starts))
+        elif pc + max(starts) <= _U64:
+            append(tmpl % (i, pc, size, *map(add, starts, repeat(pc))))
+        else:
+            append(tmpl % (i, pc, size, *map(and_, map(add, starts, repeat(pc)), repeat(_U64))))
 
     def _template(self, key: tuple, flex: bool, info: int,
                   toks: list[tuple[bytes, bytes]]) -> str:

@@ -10,10 +10,13 @@ first differing range and both rules.
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from math import gcd
+from operator import lt
 
 from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
 from ..elf import ElfSFrameInfo, FuncSymbol
@@ -21,8 +24,9 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import ABIS, Abi
 from ..format.decode import Decoder
+from ..format.fre_blocks import FreBlocks, Tokens, starts_of
 from ..format.fre_rules import RegRule, fre_rules, intern
-from ..format.model import FDE, Header
+from ..format.model import FDE, FRE, Header
 from ..result import Severity
 from .context import SectionContext
 from .registry import Rule as RuleDef
@@ -212,6 +216,87 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | Non
             return None
         rows.append(_SRow(j, *got))
     return rows
+
+
+_NO_ROWS, _OUTERMOST = object(), object()
+
+
+class _Stop(Exception):
+    """The work bound was reached: the rest of the section is not compared."""
+
+
+class _Settle:
+    """Decides from an FDE's raw FRE tokens (format.fre_blocks) when the exact comparison
+    would report nothing, without building FDE or FRE objects: the same answer as
+    _sframe_rows + _same_rows for PCINC FDEs, or "don't know" (then the exact path runs).
+    A large binary is mostly such FDEs, so this is what keeps the cross-check linear
+    and cheap."""
+
+    def __init__(self, h: Header, abi: Abi) -> None:
+        self.h, self.abi = h, abi
+        self.v3 = h.version == C.VERSION_3
+        self.order = ">" if h.big_endian else "<"
+        self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+
+    def _rules(self, rest: bytes) -> object:
+        h, abi = self.h, self.abi
+        info = rest[0]
+        n = (info >> 1) & 0xF
+        if n == 0:  # outermost frame (v1 has no such FRE: _sframe_rows gives up)
+            return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
+        code = {1: "b", 2: "h", 4: "i"}[C.WORD_SIZE[(info >> 5) & 3]]
+        fre = FRE(0, info, struct.unpack(self.order + code * n, rest[1:]))
+        try:
+            cfa, ra, fp = fre_rules(h, False, fre, abi)
+        except ValueError:
+            return _NO_ROWS
+        if cfa is None:
+            return _NO_ROWS
+        if ra is None and abi.ra is None:
+            ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
+        return (intern(cfa), intern(ra), intern(fp))
+
+    def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
+              eh: EhFde) -> bool:
+        """True when _compare_fde against `eh` alone would find nothing to report."""
+        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX):
+            return False  # PCMASK and FLEX FDEs: the exact path
+        if eh.start > start or eh.end < start + size:
+            return False  # a part no .eh_frame FDE covers: the exact path reports it
+        if not toks:
+            return True  # no FREs, no rows to compare
+        starts = starts_of(toks, asz, self.h.big_endian)
+        if not all(map(lt, starts, islice(starts, 1, None))):
+            return True  # _sframe_rows gives up on unordered FREs (structural rules report)
+        rules = self.rules
+        mine: list[tuple[int, object]] = []
+        last = None
+        for st, (_b, rest) in zip(starts, toks, strict=True):
+            r = rules.get(rest)
+            if r is None:
+                r = rules[rest] = self._rules(rest)
+            if r is _NO_ROWS:
+                return True
+            if st < size and r is not last:
+                if r is _OUTERMOST:
+                    return False
+                if r != last:
+                    mine.append((st, r))
+                last = r
+        if eh.start != start or not eh.rel:
+            return False
+        theirs: list[tuple[int, object]] = []
+        last = None
+        for row in eh.rel:
+            if row.pc >= size:
+                break
+            if type(row.cfa) is not RegRule:
+                return False
+            r = (row.cfa, row.ra, row.fp)
+            if r != last:
+                theirs.append((row.pc, r))
+                last = r
+        return mine == theirs
 
 
 def _rep(fde: FDE, h: Header) -> int:
@@ -465,26 +550,9 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
         facts = Facts(h, abi, section_of)
         budget = _Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
         try:
-            dec = Decoder(data)
-            for i, fde in enumerate(dec.iter_fdes()):
-                start = h.func_start(i, fde.start, vma,
-                                     field_relative=h.pcrel or ctx.relocatable)
-                end = start + fde.size
-                k = max(bisect_right(eh_starts, start) - 1, 0)
-                overlaps = []
-                while k < len(ehs) and ehs[k].start < end:
-                    e = ehs[k]
-                    if e.end > start:
-                        overlaps.append(e)
-                        covered[k] += min(end, e.end) - max(start, e.start)
-                    k += 1
-                _check_fde(ctx, facts, i, start, fde, overlaps, budget)
-                if budget.exhausted:
-                    ctx.emit(TRUNCATED, f"cross-check stopped at FDE {i} (work bound reached)",
-                             fde=i, pc=start)
-                    break
-        except DecodeError:
-            continue  # the structural rules report it
+            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data)
+        except (DecodeError, _Stop):
+            continue  # the structural rules report a DecodeError; _Stop: reported
 
     symbols = view.symbols
     addrs = [s.addr for s in symbols]
@@ -503,6 +571,58 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
         else:
             first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+
+
+class _SectionPass:
+    """One SFrame section against the .eh_frame FDEs: each SFrame FDE is settled from its
+    raw FRE tokens when possible (_Settle), else compared exactly (_check_fde)."""
+
+    def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
+                 eh_starts: list[int], covered: list[int], budget: _Budget) -> None:
+        self.ctx, self.facts, self.vma, self.budget = ctx, facts, vma, budget
+        self.ehs, self.eh_starts, self.covered = ehs, eh_starts, covered
+        h = self.h = facts.header
+        self.rel = h.pcrel or ctx.relocatable
+        self.settle = _Settle(h, facts.abi)
+        self.dec: Decoder | None = None
+
+    def run(self, data: bytes) -> None:
+        self.dec = Decoder(data)
+        FreBlocks(self.dec).run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+
+    def overlapping(self, start: int, end: int) -> list[EhFde]:
+        """The .eh_frame FDEs overlapping [start, end); counts the bytes they cover."""
+        ehs, covered = self.ehs, self.covered
+        k = max(bisect_right(self.eh_starts, start) - 1, 0)
+        found = []
+        while k < len(ehs) and ehs[k].start < end:
+            e = ehs[k]
+            if e.end > start:
+                found.append(e)
+                covered[k] += min(end, e.end) - max(start, e.start)
+            k += 1
+        return found
+
+    def on_tokens(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                  toks: Tokens) -> None:
+        start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
+        overlaps = self.overlapping(start, start + rec[1])
+        if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
+                                                    overlaps[0]):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), overlaps)
+
+    def on_decoded(self, i: int, fde: FDE) -> None:
+        start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
+        self.exact(i, start, fde, self.overlapping(start, start + fde.size))
+
+    def exact(self, i: int, start: int, fde: FDE, overlaps: list[EhFde]) -> None:
+        _check_fde(self.ctx, self.facts, i, start, fde, overlaps, self.budget)
+        if self.budget.exhausted:
+            self.ctx.emit(TRUNCATED, f"cross-check stopped at FDE {i} (work bound reached)",
+                          fde=i, pc=start)
+            raise _Stop
 
 
 def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,

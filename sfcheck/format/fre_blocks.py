@@ -1,0 +1,127 @@
+"""FDEs in table order with their FRE blocks split into FREs by one regex call each.
+
+Readers that need every FRE of a large section (the dump, the `.eh_frame`
+cross-check) would spend most of their time building FDE and FRE objects. An
+FRE's length follows from its info byte, so a regular expression over the raw
+block yields (start bytes, info + data-word bytes) per FRE in C. Where that walk
+does not account for a block exactly (blocks out of table order, a byte where no
+FRE can start, an FRE count that disagrees), :meth:`FreBlocks.decoded` decodes
+the FDE the ordinary way, so its DecodeError is the decoder's. Either way the
+FRE bytes walked are charged to the same budget as :meth:`Decoder.iter_fdes`,
+so aliasing blocks fail at the same FDE with the same error.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from functools import cache
+from operator import itemgetter
+
+from ..errors import DecodeError
+from . import constants as C
+from .decode import Decoder, check_fde_array, check_fre_subsection
+from .model import FDE
+
+Tokens = list[tuple[bytes, bytes]]
+OnTokens = Callable[[int, tuple, int, int, int, Tokens], None]
+
+
+@cache
+def token_pattern(asz: int) -> re.Pattern[bytes]:
+    """Any FRE with an `asz`-byte start: (start bytes, info + data-word bytes); ("", "") for
+    a byte where none starts (size code 3)."""
+    by_len: dict[int, list[int]] = {}
+    for info in range(256):
+        code = (info >> 5) & 3
+        if code != 3:
+            by_len.setdefault(((info >> 1) & 0xF) * C.WORD_SIZE[code], []).append(info)
+    alts = [b"[" + b"".join(b"\\x%02x" % i for i in infos) + b"]" + b"." * k
+            for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
+    return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
+
+
+# FRE type -> (start-address size, the findall of its token pattern)
+FINDERS = {t: (asz, token_pattern(asz).findall) for t, asz in C.FRE_ADDR_SIZE.items()}
+
+
+class FreBlocks:
+    """The FDE table of one section, record by record (see the module docstring).
+
+    `recs[i]` is FDE i's raw record (start field, size, FRE offset, ...); :meth:`run`
+    hands each FDE to the reader as tokens or, failing that, decoded.
+    """
+
+    def __init__(self, dec: Decoder) -> None:
+        h = self.h = dec.header
+        self.dec = dec
+        check_fde_array(h, len(dec.data))
+        check_fre_subsection(h, len(dec.data))
+        n, fsz = h.num_fdes, h.fde_size
+        rec = dec.data[h.fdes_start:h.fdes_start + n * fsz]
+        self.recs = list(struct.iter_unpack(dec._fde_struct.format, rec))
+        offs = list(map(itemgetter(2), self.recs))
+        # A block may end where the next FDE's begins (table order: what toolchains write).
+        self.nexts = [h.fres_start + o for o in offs[1:]] + [dec.fre_limit]
+        self.budget = h.fre_len
+        self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
+
+    def run(self, begin: int, stop: int, on_tokens: OnTokens,
+            on_decoded: Callable[[int, FDE], None]) -> None:
+        """For FDEs begin..stop-1 in order: on_tokens(i, record, info, info2, start-address
+        size, tokens) when the block is exactly its FREs, one token each, ending where the
+        next FDE's block starts; otherwise on_decoded(i, FDE) (or the decoder's
+        DecodeError). One loop for every reader: it runs once per FDE of a large table."""
+        h, dec, data, recs, nexts = self.h, self.dec, self.dec.data, self.recs, self.nexts
+        fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
+        attr_struct, finders = dec._attr_struct, FINDERS
+        for i in range(begin, stop):
+            rec = recs[i]
+            off = rec[2]
+            first = fres_start + off
+            nxt = nexts[i]
+            walk_from = first + attr
+            if off + attr <= fre_len and walk_from <= nxt <= limit:
+                if attr:
+                    nf, info, info2, _rep = attr_struct.unpack_from(data, first)
+                else:
+                    nf, info, info2 = rec[3], rec[4], 0
+                found = finders.get(info & 0xF)
+                if found is not None:
+                    toks = found[1](data, walk_from, nxt)
+                    if len(toks) == nf and all(map(itemgetter(0), toks)):
+                        self.budget -= nxt - first  # spend(), inline: this runs per FDE
+                        if self.budget < 0:
+                            raise self._overlap(i, first)
+                        on_tokens(i, rec, info, info2, found[0], toks)
+                        continue
+            on_decoded(i, self.decoded(i))
+
+    def decoded(self, i: int) -> FDE:
+        """FDE i by the decoder (DecodeError where it stops), its FRE bytes charged."""
+        fde = self.dec.fde(i)
+        first, end = self.dec.fre_span(fde)
+        self.spend(i, first, end)
+        return fde
+
+    def spend(self, i: int, first: int, end: int) -> None:
+        """Decoder.iter_fdes' bound on the FRE bytes walked (aliasing blocks)."""
+        self.budget -= end - first
+        if self.budget < 0:
+            raise self._overlap(i, first)
+
+    def _overlap(self, i: int, first: int) -> DecodeError:
+        return DecodeError(
+            f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
+            f"{self.h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,
+            f"FDE[{i}]", "start_fre_off")
+
+
+def starts_of(toks: Tokens, asz: int, big_endian: bool) -> bytes | tuple[int, ...]:
+    """The FREs' start addresses (relative to the function), as a sequence of ints."""
+    joined = b"".join(map(itemgetter(0), toks))
+    if asz == 1:
+        return joined
+    return struct.unpack((">" if big_endian else "<") + str(len(toks))
+                         + ("H" if asz == 2 else "I"), joined)
