@@ -248,6 +248,10 @@ class Timing:
     status: int
 
 
+# (input, process timings, (decoder ns/FRE or None, FRE-walk ns/FRE))
+Result = tuple[Input, list[Timing], tuple[float | None, float]]
+
+
 def measure(inp: Input, sfcheck: Path, reps: int, dump: bool) -> list[Timing]:
     files = list(map(str, inp.files))
     cmds: dict[str, list[str]] = {"sfcheck": [str(sfcheck), *files]}
@@ -275,6 +279,25 @@ def decoder_ns_per_fre(inp: Input, reps: int) -> float:
             for _fde in Decoder(data).iter_fdes():
                 pass
     return _best_of(once, reps) / max(inp.fres, 1) * 1e9
+
+
+def walk_ns_per_fre(inp: Input, reps: int) -> float:
+    """Every FRE split into start / info + data words (format.fre_blocks, what the dump and
+    the cross-check walk), no model objects: the nearest thing to libsframe's walk."""
+    from sfcheck.format.fre_blocks import FreBlocks
+
+    def once() -> None:
+        for data, _vma in inp.sections:
+            dec = Decoder(data)
+            FreBlocks(dec).run(0, dec.header.num_fdes, lambda *a: None, lambda *a: None)
+    return _best_of(once, reps) / max(inp.fres, 1) * 1e9
+
+
+def interpreter_floor(reps: int) -> float:
+    """Median seconds of `python -c pass` from this venv: what any Python tool pays."""
+    argv = [str(Path(sys.prefix) / "bin" / "python"), "-c", "pass"]
+    run_once(argv)
+    return statistics.median(run_once(argv)[0] for _ in range(max(reps, 5)))
 
 
 def _best_of(fn: Callable[[], object], reps: int) -> float:
@@ -314,11 +337,11 @@ def _mb(kib: int) -> float:
     return kib / 1024
 
 
-def table_rows(results: list[tuple[Input, list[Timing], float | None]]) -> list[str]:
+def table_rows(results: list[Result]) -> list[str]:
     head = ("| input | FDEs | FREs | .sframe bytes | tool | median s | ns/FRE | peak RSS MB | "
             "RSS bound MB | ratio vs readelf |")
     lines = [head, "|" + "---|" * 10]
-    for inp, timings, dec_ns in results:
+    for inp, timings, in_process in results:
         ref = {t.tool: t.seconds for t in timings}
         bound = 100 + 10 * inp.sframe_bytes / 2**20
         for t in timings:
@@ -334,14 +357,18 @@ def table_rows(results: list[tuple[Input, list[Timing], float | None]]) -> list[
             lines.append(f"| {inp.name} | {inp.fdes:,} | {inp.fres:,} | {inp.sframe_bytes:,} | "
                          f"{t.tool} | {t.seconds:.3f} | {t.seconds / max(inp.fres, 1) * 1e9:,.0f}"
                          f" | {_mb(t.rss_kib):.0f} | {rss_bound} | {ratio} |")
+        dec_ns, walk_ns = in_process
         if dec_ns is not None:
             lines.append(f"| {inp.name} | {inp.fdes:,} | {inp.fres:,} | {inp.sframe_bytes:,} | "
                          f"decoder alone (in-process) | {dec_ns * inp.fres / 1e9:.3f} | "
                          f"{dec_ns:,.0f} |  |  |  |")
+        lines.append(f"| {inp.name} | {inp.fdes:,} | {inp.fres:,} | {inp.sframe_bytes:,} | "
+                     f"FRE walk, fre_blocks (in-process) | {walk_ns * inp.fres / 1e9:.3f} | "
+                     f"{walk_ns:,.0f} |  |  |  |")
     return lines
 
 
-def curve_rows(results: list[tuple[Input, list[Timing], float | None]]) -> list[str]:
+def curve_rows(results: list[Result]) -> list[str]:
     synth = [(inp, {t.tool: t for t in ts}) for inp, ts, _ in results if inp.kind == "synthetic"]
     if not synth:
         return []
@@ -369,7 +396,76 @@ def curve_rows(results: list[tuple[Input, list[Timing], float | None]]) -> list[
     return lines
 
 
-def plot(results: list[tuple[Input, list[Timing], float | None]], path: Path) -> str:
+def _spread(vals: list[float]) -> tuple[float, float, bool]:
+    """(-x %, +y %) around the median, and whether both are within 30 %."""
+    mid = statistics.median(vals)
+    lo, hi = 100 * (min(vals) / mid - 1), 100 * (max(vals) / mid - 1)
+    return lo, hi, lo >= -30 and hi <= 30
+
+
+def targets_rows(results: list[Result], floor: float) -> list[str]:
+    """Issue 7's targets, each with what this run measured."""
+    rows = ["| target | measured | met? |", "|---|---|---|"]
+
+    def yes(ok: bool) -> str:
+        return "yes" if ok else "**no**"
+
+    synth = [(inp, {t.tool: t for t in ts}, ip) for inp, ts, ip in results
+             if inp.kind == "synthetic"]
+    for inp, ts, _ip in synth:
+        if inp.fdes != 100_000 or "readelf --sframe" not in ts:
+            continue
+        ref = ts["readelf --sframe"].seconds
+        r = ts["sfcheck"].seconds / ref
+        rows.append(f"| full strict check, {inp.name}: <= 1.0 x `readelf --sframe` (stretch "
+                    f"0.5 x) | {r:.2f} x ({ts['sfcheck'].seconds:.3f} s vs {ref:.3f} s) | "
+                    f"{yes(r <= 1.0)}{' (stretch too)' if r <= 0.5 else ''} |")
+        if "sfcheck dump" in ts:
+            d = ts["sfcheck dump"].seconds / ref
+            rows.append(f"| `sfcheck dump`, {inp.name}: <= 2.0 x `readelf --sframe` | "
+                        f"{d:.2f} x | {yes(d <= 2.0)} |")
+    frames = "readelf --sframe --debug-dump=frames"
+    for inp, ts, _ip in results:
+        t = {x.tool: x for x in ts}
+        if inp.kind == "real" and frames in t and "sqlite" in inp.name:
+            r = t["sfcheck"].seconds / t[frames].seconds
+            rows.append(f"| cross-check on, {inp.name}: <= 1.0 x `{frames}` | {r:.2f} x "
+                        f"({t['sfcheck'].seconds:.3f} s vs {t[frames].seconds:.3f} s; "
+                        f"`python -c pass` alone is {floor / t[frames].seconds:.2f} x) | "
+                        f"{yes(r <= 1.0)} |")
+    for v in sorted({inp.name.split()[-1] for inp, _, _ in synth}):
+        series = sorted(((inp, ts) for inp, ts, _ in synth if inp.name.endswith(v)),
+                        key=lambda x: x[0].fdes)
+        big = [(inp, ts) for inp, ts in series if inp.fdes >= 10_000]
+        if len(big) < 2:
+            continue
+        whole = [ts["sfcheck"].seconds / inp.fres * 1e9 for inp, ts in big]
+        lo, hi, ok = _spread(whole)
+        rows.append(f"| cost per FRE flat +-30 % from 10k to 1M FDEs ({v}), whole process | "
+                    f"{min(whole):,.0f}-{max(whole):,.0f} ns/FRE, {lo:+.0f} % / {hi:+.0f} % | "
+                    f"{yes(ok)} |")
+        base_inp, base_ts = series[0]
+        if base_inp.fdes < big[0][0].fdes:
+            marg = [(ts["sfcheck"].seconds - base_ts["sfcheck"].seconds)
+                    / (inp.fres - base_inp.fres) * 1e9 for inp, ts in big]
+            lo, hi, ok = _spread(marg)
+            rows.append(f"| ... marginal cost over the {base_inp.fdes // 1000}k run, "
+                        f"(t_N - t_1k) / (FREs_N - FREs_1k) ({v}) | {min(marg):,.0f}-"
+                        f"{max(marg):,.0f} ns/FRE, {lo:+.0f} % / {hi:+.0f} % | {yes(ok)} |")
+    worst = max(((t.rss_kib / 1024) / (100 + 10 * inp.sframe_bytes / 2**20), inp.name, t.tool)
+                for inp, ts, _ in results for t in ts if t.tool.startswith("sfcheck"))
+    rows.append(f"| peak RSS <= 100 MB + 10 x .sframe size | worst {100 * worst[0]:.0f} % of "
+                f"the bound ({worst[2]}, {worst[1]}) | {yes(worst[0] <= 1.0)} |")
+    for inp, _ts, (dec, walk) in results:
+        if inp.kind == "synthetic" and inp.fdes == 100_000:
+            rows.append(f"| decoder <= 3 x libsframe's C decode-and-walk (optional) | "
+                        f"{inp.name}: model objects {dec:,.0f} ns/FRE; FRE walk {walk:,.0f} "
+                        f"ns/FRE; libsframe's C walk not measured here | not measured |")
+    rows.append(f"| (interpreter floor) | `python -c pass` from this venv: {floor:.3f} s | |")
+    return rows
+
+
+def plot(results: list[Result], path: Path) -> str:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -437,10 +533,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{readelf_version(inp.readelf) if inp.readelf else 'none that reads it'}")
         timings = measure(inp, sfcheck, a.reps, dump=inp.fdes <= a.dump_max)
         dec = decoder_ns_per_fre(inp, min(a.reps, 3)) if inp.fdes <= 100_000 else None
-        results.append((inp, timings, dec))
+        walk = walk_ns_per_fre(inp, min(a.reps, 3))
+        results.append((inp, timings, (dec, walk)))
     biggest = max((i for i in inputs if i.kind == "synthetic"), key=lambda i: i.fdes,
                   default=None)
     unwind = unwinder_rates(biggest)
+    floor = interpreter_floor(a.reps)
     load_after = os.getloadavg()
 
     cmd = "python bench/run.py " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
@@ -454,7 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
            "header's FRE count. RSS bound = 100 MB + 10 x .sframe size"
            + (" (peak RSS by GNU time)." if GNU_TIME.exists() else
               " (peak RSS from wait4: includes this Python's, GNU time not installed)."), ""]
-    out += table_rows(results)
+    out += ["## Targets (issue 7)", ""] + targets_rows(results, floor)
+    out += ["", "## All measurements", ""] + table_rows(results)
     out += ["", "## Cost curve (synthetic sections)", ""] + curve_rows(results)
     out += ["", "## Unwinder", "",
             f"- {unwind['frames_per_s']:,.0f} frames/s (sfcheck.unwind.bench: 500-frame "
