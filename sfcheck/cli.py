@@ -269,7 +269,9 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; given the `command` about to run, it skips what only other
+    commands need (the profile list loads the rule catalogue: `sfcheck dump` need not)."""
     parser = argparse.ArgumentParser(
         prog="sfcheck", description="Validate, dump and fuzz SFrame stack-trace sections.",
         epilog="Exit status: 0 success, 1 findings or undecodable SFrame data, "
@@ -339,7 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     check.add_argument("--no-color", action="store_true", help="no colour even on a terminal")
-    from .profiles import PROFILE_NAMES
+    if command in (None, "check"):
+        from .profiles import PROFILE_NAMES
+    else:
+        PROFILE_NAMES = None  # noqa: N806  (this parser will not parse `check` arguments)
     check.add_argument("--profile", choices=PROFILE_NAMES, default="strict",
                        help="judge as this reader would (default strict: every rule); "
                             "see `sfcheck profiles`")
@@ -363,10 +368,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)

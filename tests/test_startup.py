@@ -42,6 +42,8 @@ def test_plain_check_keeps_heavy_modules_unloaded() -> None:
 def test_dump_and_archives_still_load_what_they_need(tmp_path) -> None:
     loaded = _modules_after(["dump", str(CORPUS / "v3" / "libcorpus.so")])
     assert "sfcheck.dump.objdump" in loaded
+    # The dump needs neither the rule catalogue nor the profiles (nor the checker).
+    assert not {"sfcheck.profiles", "sfcheck.rules", "sfcheck.checker"} & loaded
     import tarfile
     tar = tmp_path / "x.tar"
     with tarfile.open(tar, "w") as tf:
