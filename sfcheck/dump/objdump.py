@@ -210,6 +210,8 @@ class _Suffixes(dict):
         return text
 
 
+_START, _REST = itemgetter(0), itemgetter(1)
+
 _COLS = {m: f"    {'STARTPC':<7}{'[m]' if m else '   ':<8} {'CFA':<10}{'FP':<10}{'RA':<13}"
          for m in (False, True)}
 
@@ -230,6 +232,8 @@ class _Rows:
         else:
             pcs = map(add, starts, repeat(vma))
         self.pcs = list(map(and_, pcs, repeat(_U64)))
+        # No row address can pass 2**64 (starts are < 2**32): no per-FDE wrap test.
+        self.no_wrap = not self.pcs or max(self.pcs) + 0xFFFFFFFF <= _U64
         self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
         self.templates: dict[tuple, str] = {}
         self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
@@ -249,18 +253,21 @@ class _Rows:
         flex = self.v3 and (info2 & 0x1F) == C.FDE_TYPE_FLEX
         # The FDE's head and rows are one %-template, shared by every FDE with the same
         # attributes and FREs: only the index, pc, size and row addresses differ.
-        key = (info | (0x100 if flex else 0), *map(itemgetter(1), toks))
+        key = (info | (0x100 if flex else 0), *map(_REST, toks))
         tmpl = self.templates.get(key)
         if tmpl is None:
             tmpl = self._template(key, flex, info, toks)
-        pc, size, append = self.pcs[i], _i32(rec[1]), self.append
+        pc, size, append = self.pcs[i], rec[1], self.append
+        if size & 0x80000000:
+            size = _i32(size)
         if not toks:
             append(tmpl % (i, pc, size))
             return
-        starts = starts_of(toks, asz, self.h.big_endian)
+        starts = (b"".join(map(_START, toks)) if asz == 1
+                  else starts_of(toks, asz, self.h.big_endian))
         if info & 0x10:  # pcmask: the rows show the start offsets themselves
             append(tmpl % (i, pc, size, *starts))
-        elif pc + max(starts) <= _U64:
+        elif self.no_wrap or pc + max(starts) <= _U64:
             append(tmpl % (i, pc, size, *map(add, starts, repeat(pc))))
         else:
             append(tmpl % (i, pc, size, *map(and_, map(add, starts, repeat(pc)), repeat(_U64))))
