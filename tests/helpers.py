@@ -25,3 +25,24 @@ def upstream_files(subdir: str, pattern: str) -> list[Path]:
     """For parametrize: the matching files, or [] (the test then reports no cases)."""
     base = UPSTREAM / subdir
     return sorted(base.glob(pattern)) if base.is_dir() else []
+
+
+def uleb(v: int) -> bytes:
+    """ULEB128 encoding of v >= 0 (DWARF test data)."""
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def sleb(v: int) -> bytes:
+    """SLEB128 encoding of v (DWARF test data)."""
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        done = (v == 0 and not b & 0x40) or (v == -1 and b & 0x40)
+        out.append(b | (0 if done else 0x80))
+        if done:
+            return bytes(out)

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from sfcheck.dwarf_expr import parse_expr
 
+from helpers import sleb, uleb
+
 PARSERS = {le: DWARFExprParser(DWARFStructs(little_endian=le, dwarf_format=32, address_size=8))
            for le in (True, False)}
 PLT = bytes(
@@ -22,25 +24,6 @@ def _ref(expr: bytes, le: bool) -> list[tuple[str, list[int]]]:
 def _ours(expr: bytes, le: bool) -> list[tuple[str, list[int]]] | None:
     ops = parse_expr(expr, le)
     return None if ops is None else [(op.op_name, list(op.args)) for op in ops]
-
-
-def _uleb(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def _sleb(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        done = (v == 0 and not b & 0x40) or (v == -1 and b & 0x40)
-        out.append(b | (0 if done else 0x80))
-        if done:
-            return bytes(out)
 
 
 def test_plt_and_drap_expressions() -> None:
@@ -61,18 +44,26 @@ def test_outside_the_table_falls_back() -> None:
 
 _FIXED = st.sampled_from([0x06, 0x12, 0x13, 0x14, 0x16, 0x1A, 0x1C, 0x1E, 0x21, 0x22, 0x24,
                           0x25, 0x26, 0x27, 0x29, 0x2A, 0x2B, 0x2C, 0x2D, 0x2E])
+
+
+def _fixed(codes: list[int], size: int) -> st.SearchStrategy[bytes]:
+    """One of `codes` with a `size`-byte operand."""
+    return st.builds(lambda c, raw: bytes([c]) + raw, st.sampled_from(codes),
+                     st.binary(min_size=size, max_size=size))
+
+
 _OP = st.one_of(
     st.builds(lambda c: bytes([c]), st.integers(0x30, 0x4F) | _FIXED),
-    st.builds(lambda c, v: bytes([c]) + _sleb(v), st.integers(0x70, 0x8F),
+    st.builds(lambda c, v: bytes([c]) + sleb(v), st.integers(0x70, 0x8F),
               st.integers(-(1 << 40), 1 << 40)),
-    st.builds(lambda c, raw: bytes([c]) + raw, st.sampled_from([0x08, 0x09]), st.binary(min_size=1, max_size=1)),
-    st.builds(lambda c, raw: bytes([c]) + raw, st.sampled_from([0x0A, 0x0B]), st.binary(min_size=2, max_size=2)),
-    st.builds(lambda c, raw: bytes([c]) + raw, st.sampled_from([0x0C, 0x0D]), st.binary(min_size=4, max_size=4)),
-    st.builds(lambda c, raw: bytes([c]) + raw, st.sampled_from([0x0E, 0x0F]), st.binary(min_size=8, max_size=8)),
-    st.builds(lambda v: b"\x10" + _uleb(v), st.integers(0, 1 << 64)),
-    st.builds(lambda v: b"\x11" + _sleb(v), st.integers(-(1 << 63), 1 << 63)),
-    st.builds(lambda v: b"\x23" + _uleb(v), st.integers(0, 1 << 64)),
-    st.builds(lambda r, v: b"\x92" + _uleb(r) + _sleb(v), st.integers(0, 300),
+    _fixed([0x08, 0x09], 1),
+    _fixed([0x0A, 0x0B], 2),
+    _fixed([0x0C, 0x0D], 4),
+    _fixed([0x0E, 0x0F], 8),
+    st.builds(lambda v: b"\x10" + uleb(v), st.integers(0, 1 << 64)),
+    st.builds(lambda v: b"\x11" + sleb(v), st.integers(-(1 << 63), 1 << 63)),
+    st.builds(lambda v: b"\x23" + uleb(v), st.integers(0, 1 << 64)),
+    st.builds(lambda r, v: b"\x92" + uleb(r) + sleb(v), st.integers(0, 300),
               st.integers(-(1 << 20), 1 << 20)),
 )
 

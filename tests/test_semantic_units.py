@@ -18,16 +18,9 @@ from sfcheck.result import Severity
 from sfcheck.rules.context import SectionContext
 from sfcheck.rules.semantic import cross_check
 
+from helpers import uleb
+
 EH_VMA = 0x100000
-
-
-def uleb(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
 def _entry(body: bytes) -> bytes:
