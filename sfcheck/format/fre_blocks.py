@@ -25,6 +25,7 @@ from .decode import Decoder, check_fde_array, check_fre_subsection
 from .model import FDE
 
 Tokens = list[tuple[bytes, bytes]]
+_START = itemgetter(0)
 OnTokens = Callable[[int, tuple, int, int, int, Tokens], None]
 
 
@@ -73,14 +74,13 @@ class FreBlocks:
         size, tokens) when the block is exactly its FREs, one token each, ending where the
         next FDE's block starts; otherwise on_decoded(i, FDE) (or the decoder's
         DecodeError). One loop for every reader: it runs once per FDE of a large table."""
-        h, dec, data, recs, nexts = self.h, self.dec, self.dec.data, self.recs, self.nexts
+        h, dec, data = self.h, self.dec, self.dec.data
         fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
-        attr_struct, finders = dec._attr_struct, FINDERS
-        for i in range(begin, stop):
-            rec = recs[i]
+        attr_struct, finders, start_of = dec._attr_struct, FINDERS, _START
+        for i, rec, nxt in zip(range(begin, stop), self.recs[begin:stop],
+                               self.nexts[begin:stop], strict=True):
             off = rec[2]
             first = fres_start + off
-            nxt = nexts[i]
             walk_from = first + attr
             if off + attr <= fre_len and walk_from <= nxt <= limit:
                 if attr:
@@ -90,7 +90,7 @@ class FreBlocks:
                 found = finders.get(info & 0xF)
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)
-                    if len(toks) == nf and all(map(itemgetter(0), toks)):
+                    if len(toks) == nf and all(map(start_of, toks)):
                         self.budget -= nxt - first  # spend(), inline: this runs per FDE
                         if self.budget < 0:
                             raise self._overlap(i, first)
@@ -120,7 +120,7 @@ class FreBlocks:
 
 def starts_of(toks: Tokens, asz: int, big_endian: bool) -> bytes | tuple[int, ...]:
     """The FREs' start addresses (relative to the function), as a sequence of ints."""
-    joined = b"".join(map(itemgetter(0), toks))
+    joined = b"".join(map(_START, toks))
     if asz == 1:
         return joined
     return struct.unpack((">" if big_endian else "<") + str(len(toks))
