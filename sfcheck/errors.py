@@ -20,7 +20,9 @@ class DecodeError(SfcheckError):
         self.offset = offset
         self.structure = structure
         self.field = field
-        super().__init__(str(self))
+        # The located text is built by __str__ when asked for: the checker catches and
+        # reports many of these per damaged section, most never printed.
+        super().__init__(message, offset, structure, field)
 
     def __str__(self) -> str:
         where = []

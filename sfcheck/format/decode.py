@@ -32,18 +32,22 @@ _ADDR_CODE = {1: "B", 2: "H", 4: "I"}
 
 
 @cache
-def _info_shapes(big_endian: bool) -> tuple[tuple[int, int, Callable] | None, ...]:
-    """fre_info byte -> (word count, word size, unpack_from of the words); None for size
-    code 3."""
-    out: list[tuple[int, int, Callable] | None] = []
+def _fre_shapes(big_endian: bool, asz: int) -> tuple[tuple[int, ...], tuple[Callable, ...]]:
+    """Per fre_info byte: the FRE's whole length with an `asz`-byte start address, and an
+    unpack_from of (start, info, *words). Size code 3 gets length 1 << 62 (never fits), so
+    one comparison per FRE covers both the bounds and the size code."""
+    lens: list[int] = []
+    unpacks: list[Callable] = []
     for info in range(256):
         code = (info >> 5) & 3
         if code == 3:
-            out.append(None)
+            lens.append(1 << 62)
+            unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B").unpack_from)
             continue
         n, w = (info >> 1) & 0xF, C.WORD_SIZE[code]
-        out.append((n, w, _struct(big_endian, _WORD_CODE[w] * n).unpack_from))
-    return tuple(out)
+        lens.append(asz + 1 + n * w)
+        unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B" + _WORD_CODE[w] * n).unpack_from)
+    return tuple(lens), tuple(unpacks)
 
 
 # FRE is a frozen slots dataclass: its generated __init__ sets each field through
@@ -68,7 +72,29 @@ def byte_order(data: bytes) -> bool:
                       0, "preamble", "sfp_magic")
 
 
+_HEADERS: dict[bytes, Header] = {}
+_HEADERS_MAX = 1024
+
+
 def decode_header(data: bytes) -> Header:
+    """The header of `data`; DecodeError when it is not SFrame or is cut short.
+
+    A Header depends only on the bytes it is read from, so headers are kept by those
+    bytes: the checker, dumper and unwinder each read the same section's header."""
+    if len(data) < C.HEADER_SIZE:
+        return _decode_header(data)  # raises
+    key = bytes(data[:C.HEADER_SIZE + data[7]])
+    got = _HEADERS.get(key)
+    if got is not None:
+        return got
+    h = _decode_header(data)
+    if len(_HEADERS) >= _HEADERS_MAX:
+        _HEADERS.clear()
+    _HEADERS[key] = h
+    return h
+
+
+def _decode_header(data: bytes) -> Header:
     big = byte_order(data)
     r = Reader(data, big)
     r.need(0, C.HEADER_SIZE, "header")
@@ -79,7 +105,7 @@ def decode_header(data: bytes) -> Header:
     auxhdr = r.bytes(C.HEADER_SIZE, aux_len, "auxiliary header", "sfh_auxhdr_len")
     return Header(version=version, flags=flags, abi=abi, fixed_fp=fixed_fp, fixed_ra=fixed_ra,
                   num_fdes=num_fdes, num_fres=num_fres, fre_len=fre_len, fdeoff=fdeoff,
-                  freoff=freoff, big_endian=big, auxhdr=auxhdr)
+                  freoff=freoff, big_endian=big, auxhdr=bytes(auxhdr))
 
 
 def check_fde_array(header: Header, size: int) -> None:
@@ -100,15 +126,17 @@ def check_fre_subsection(header: Header, size: int) -> None:
 
 
 class Decoder:
-    """Random access to one section's FDEs and FREs; nothing is decoded until asked for."""
+    """Random access to one section's FDEs and FREs; nothing is decoded until asked for.
 
-    def __init__(self, data: bytes) -> None:
+    `header`, when given, must be decode_header(data) (a caller that has it already)."""
+
+    def __init__(self, data: bytes, header: Header | None = None) -> None:
         self.data = bytes(data)
-        self.header = decode_header(self.data)
-        self.reader = Reader(self.data, self.header.big_endian)
-        h = self.header
+        self.header = h = header or decode_header(self.data)
+        self.reader = Reader(self.data, h.big_endian)
         self._fde_struct = _struct(h.big_endian, _FDE_FMT[h.version])
         self._attr_struct = _struct(h.big_endian, _ATTR_FMT)
+        self._fdes_start, self._fde_size, self._v3 = h.fdes_start, h.fde_size, h.version == 3
         # FREs are read up to the claimed end of the FRE sub-section, but never
         # past the bytes that exist, whatever fre_len says.
         self.fre_limit = min(h.fres_end, len(self.data))
@@ -117,25 +145,27 @@ class Decoder:
         return self.header.num_fdes
 
     def fde_offset(self, index: int) -> int:
-        return self.header.fdes_start + index * self.header.fde_size
+        return self._fdes_start + index * self._fde_size
 
     def fde(self, index: int, with_fres: bool = True) -> FDE:
         """Decode FDE `index` (with its v3 attribute record and, optionally, its FREs)."""
         h = self.header
-        off = self.fde_offset(index)
-        what = f"FDE[{index}]"
-        self.reader.need(off, h.fde_size, what)
+        off = self._fdes_start + index * self._fde_size
+        if off < 0 or off + self._fde_size > self.reader.size:
+            self.reader.need(off, h.fde_size, f"FDE[{index}]")
         vals = self._fde_struct.unpack_from(self.data, off)
-        if h.version == C.VERSION_3:
+        if self._v3:
             start, size, fre_off = vals
             attr_off = h.fres_start + fre_off
             if (fre_off + C.V3_ATTR_SIZE > h.fre_len
                     or attr_off + C.V3_ATTR_SIZE > self.fre_limit):
+                what = f"FDE[{index}]"
                 raise DecodeError(
                     f"{what}: attribute record at FRE offset {fre_off:#x} does not fit in the "
                     f"{h.fre_len:#x}-byte FRE sub-section", off + 12, what,
                     "sfdi_func_start_fre_off")
-            self.reader.need(attr_off, C.V3_ATTR_SIZE, what + " attribute")
+            if attr_off < 0 or attr_off + C.V3_ATTR_SIZE > self.reader.size:
+                self.reader.need(attr_off, C.V3_ATTR_SIZE, f"FDE[{index}] attribute")
             num_fres, info, info2, rep_size = self._attr_struct.unpack_from(self.data, attr_off)
             fres_pos, padding = attr_off + C.V3_ATTR_SIZE, 0
         else:
@@ -147,6 +177,7 @@ class Decoder:
             info2 = 0
             fres_pos = h.fres_start + fre_off
             if fre_off > h.fre_len:
+                what = f"FDE[{index}]"
                 raise DecodeError(
                     f"{what}: first FRE at FRE offset {fre_off:#x} is outside the "
                     f"{h.fre_len:#x}-byte FRE sub-section", off + 8, what,
@@ -154,54 +185,61 @@ class Decoder:
         fres: tuple[FRE, ...] = ()
         if with_fres:
             fres = tuple(self.iter_fres(index, info & 0xF, num_fres, fres_pos))
-        return FDE(start=start, size=size, info=info, fres=fres, rep_size=rep_size, info2=info2,
-                   padding=padding, fre_off=fre_off, num_fres=num_fres, offset=off)
+        # FDE(start, size, info, fres, rep_size, info2, padding, fre_off, num_fres, offset)
+        return FDE(start, size, info, fres, rep_size, info2, padding, fre_off, num_fres, off)
 
     def iter_fres(self, index: int, fre_type: int, count: int, pos: int) -> Iterator[FRE]:
         """Decode `count` FREs from section offset `pos`, bounded by the FRE sub-section."""
         h = self.header
-        where = f"FDE[{index}]"
         asz = C.FRE_ADDR_SIZE.get(fre_type)
         if asz is None:
+            where = f"FDE[{index}]"
             raise DecodeError(f"{where}: FRE type {fre_type} is not one of 0, 1, 2",
                               self.fde_offset(index), where, "info")
         limit = self.fre_limit
         if count * (asz + 1) > limit - pos:
+            where = f"FDE[{index}]"
             raise DecodeError(
                 f"{where}: {count} FREs need at least {count * (asz + 1):#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
-        addr_unpack = _struct(h.big_endian, _ADDR_CODE[asz]).unpack_from
-        shapes = _info_shapes(h.big_endian)
+        lens, unpacks = _fre_shapes(h.big_endian, asz)
         fast = FRE is _FRE  # not when a test counts constructions by patching FRE
+        # One branch per FRE on the clean path: it runs under the fuzzer's coverage
+        # instrumentation, where every branch is a call.
         for j in range(count):
             if pos + asz + 1 > limit:
-                raise DecodeError(f"{where}: FRE {j} at {pos:#x} runs past the FRE sub-section "
-                                  f"end {limit:#x}", pos, f"{where}.FRE[{j}]", "fre_start_addr")
-            start = addr_unpack(data, pos)[0]
+                raise DecodeError(f"FDE[{index}]: FRE {j} at {pos:#x} runs past the FRE "
+                                  f"sub-section end {limit:#x}", pos,
+                                  f"FDE[{index}].FRE[{j}]", "fre_start_addr")
             info = data[pos + asz]
-            shape = shapes[info]
-            if shape is None:
-                raise DecodeError(f"{where}: FRE {j} has data-word size code 3 (invalid)",
-                                  pos + asz, f"{where}.FRE[{j}]", "fre_info")
-            n, w, unpack = shape
-            wpos = pos + asz + 1
-            end = wpos + n * w
+            end = pos + lens[info]
             if end > limit:
-                raise DecodeError(
-                    f"{where}: FRE {j}'s {n} data word(s) of {w} byte(s) run past the FRE "
-                    f"sub-section end {limit:#x}", wpos, f"{where}.FRE[{j}]", "data words")
-            words = unpack(data, wpos) if n else ()
+                self._fre_error(index, j, pos, asz, info, limit)
+            vals = unpacks[info](data, pos)
             if fast:  # FRE(start, info, words, pos) without the frozen __init__
                 fre = _new(_FRE)
-                _set_start(fre, start)
+                _set_start(fre, vals[0])
                 _set_info(fre, info)
-                _set_words(fre, words)
+                _set_words(fre, vals[2:])
                 _set_offset(fre, pos)
                 yield fre
             else:
-                yield FRE(start, info, words, pos)
+                yield FRE(vals[0], info, vals[2:], pos)
             pos = end
+
+    @staticmethod
+    def _fre_error(index: int, j: int, pos: int, asz: int, info: int, limit: int) -> None:
+        """The DecodeError of FRE j, whose info byte at pos + asz is read and whose length
+        runs past `limit` (or whose size code is 3)."""
+        where = f"FDE[{index}].FRE[{j}]"
+        if (info >> 5) & 3 == 3:
+            raise DecodeError(f"FDE[{index}]: FRE {j} has data-word size code 3 (invalid)",
+                              pos + asz, where, "fre_info")
+        n, w = (info >> 1) & 0xF, C.WORD_SIZE[(info >> 5) & 3]
+        raise DecodeError(
+            f"FDE[{index}]: FRE {j}'s {n} data word(s) of {w} byte(s) run past the FRE "
+            f"sub-section end {limit:#x}", pos + asz + 1, where, "data words")
 
     def iter_fdes(self) -> Iterator[FDE]:
         """Every FDE with its FREs, in table order, with work bounded by the section size.

@@ -34,7 +34,47 @@ def _fit_word(value: int, width: int, what: str) -> int:
     return value - (1 << bits) if value >= (1 << (bits - 1)) else value
 
 
+_FRE_STRUCTS: dict[tuple[str, int, int, int], struct.Struct | None] = {}
+
+
+def _fre_struct(order: str, fre_type: int, info: int, nwords: int) -> struct.Struct | None:
+    """The struct of (start, info, *words) for FREs of this shape, None where encode_fre
+    must refuse the shape (unknown FRE type, size code 3, count not len(words))."""
+    key = (order, fre_type, info, nwords)
+    got = _FRE_STRUCTS.get(key, False)
+    if got is False:
+        asz, code = C.FRE_ADDR_SIZE.get(fre_type), (info >> 5) & 3
+        if asz is None or code == 3 or (info >> 1) & 0xF != nwords:
+            got = None
+        else:
+            w = C.WORD_SIZE[code]
+            got = struct.Struct(order + {1: "B", 2: "H", 4: "I"}[asz] + "B"
+                                + {1: "b", 2: "h", 4: "i"}[w] * nwords)
+        if len(_FRE_STRUCTS) > 1 << 14:
+            _FRE_STRUCTS.clear()
+        _FRE_STRUCTS[key] = got
+    return got  # type: ignore[return-value]
+
+
 def encode_fre(fre: FRE, fre_type: int, order: str, what: str = "FRE") -> bytes:
+    return _fre_bytes(fre, fre_type, order, what, None)
+
+
+def _fre_bytes(fre: FRE, fre_type: int, order: str, what: str, j: int | None) -> bytes:
+    """FRE j's bytes; errors name `what` (with .FRE[j] when j is given)."""
+    # The common case in one struct call: words given signed, start in range. Anything
+    # else (unsigned flex control words, a value out of range, a refused shape) takes
+    # the checked path, which converts or raises EncodeError.
+    st = _fre_struct(order, fre_type, fre.info, len(fre.words))
+    if st is not None:
+        try:
+            return st.pack(fre.start, fre.info, *fre.words)
+        except struct.error:
+            pass
+    return _encode_fre_checked(fre, fre_type, order, what if j is None else f"{what}.FRE[{j}]")
+
+
+def _encode_fre_checked(fre: FRE, fre_type: int, order: str, what: str) -> bytes:
     asz = C.FRE_ADDR_SIZE.get(fre_type)
     if asz is None:
         raise EncodeError(f"{what}: FRE type {fre_type} has no start-address size")
@@ -85,8 +125,9 @@ def encode(section: Section) -> bytes:
         if h.version == C.VERSION_3:
             block += _pack(order, "HBBB", (fde.num_fres, fde.info, fde.info2, fde.rep_size),
                            what + " attribute")
+        fre_type = fde.fre_type
         for j, fre in enumerate(fde.fres):
-            block += encode_fre(fre, fde.fre_type, order, f"{what}.FRE[{j}]")
+            block += _fre_bytes(fre, fre_type, order, what, j)
         _place(fres, fde.fre_off, bytes(block))
     _place(out, h.fdes_start, bytes(fdes))
     _place(out, h.fres_start, bytes(fres))

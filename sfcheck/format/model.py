@@ -27,36 +27,29 @@ class Header:
     freoff: int
     big_endian: bool
     auxhdr: bytes = b""
+    # Derived once at construction (every check and lookup reads them, often per FDE):
+    # plain slots instead of properties. Not compared, not constructor arguments.
+    size: int = field(init=False, repr=False, compare=False)  # incl. auxiliary header
+    fdes_start: int = field(init=False, repr=False, compare=False)
+    fres_start: int = field(init=False, repr=False, compare=False)
+    fres_end: int = field(init=False, repr=False, compare=False)
+    sorted: bool = field(init=False, repr=False, compare=False)
+    # v1 predates the PCREL flag; its start addresses are always section-relative.
+    pcrel: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def size(self) -> int:
-        """Header size including the auxiliary header: offsets count from here."""
-        return C.HEADER_SIZE + len(self.auxhdr)
+    def __post_init__(self) -> None:
+        size = C.HEADER_SIZE + len(self.auxhdr)
+        _set_size(self, size)
+        _set_fdes_start(self, size + self.fdeoff)
+        _set_fres_start(self, size + self.freoff)
+        _set_fres_end(self, size + self.freoff + self.fre_len)
+        _set_sorted(self, bool(self.flags & C.F_FDE_SORTED))
+        _set_pcrel(self, self.version >= C.VERSION_2
+                   and bool(self.flags & C.F_FDE_FUNC_START_PCREL))
 
     @property
     def fde_size(self) -> int:
         return C.FDE_SIZE[self.version]
-
-    @property
-    def sorted(self) -> bool:
-        return bool(self.flags & C.F_FDE_SORTED)
-
-    @property
-    def pcrel(self) -> bool:
-        # v1 predates the flag; its start addresses are always section-relative.
-        return self.version >= C.VERSION_2 and bool(self.flags & C.F_FDE_FUNC_START_PCREL)
-
-    @property
-    def fdes_start(self) -> int:
-        return self.size + self.fdeoff
-
-    @property
-    def fres_start(self) -> int:
-        return self.size + self.freoff
-
-    @property
-    def fres_end(self) -> int:
-        return self.fres_start + self.fre_len
 
     def func_start(self, index: int, start: int, section_vma: int = 0,
                    honour_fdeoff: bool = True, field_relative: bool | None = None) -> int:
@@ -73,6 +66,14 @@ class Header:
             return section_vma + start
         base = self.fdes_start if honour_fdeoff else self.size
         return section_vma + start + base + index * self.fde_size
+
+
+_set_size = Header.size.__set__  # type: ignore[attr-defined]
+_set_fdes_start = Header.fdes_start.__set__  # type: ignore[attr-defined]
+_set_fres_start = Header.fres_start.__set__  # type: ignore[attr-defined]
+_set_fres_end = Header.fres_end.__set__  # type: ignore[attr-defined]
+_set_sorted = Header.sorted.__set__  # type: ignore[attr-defined]
+_set_pcrel = Header.pcrel.__set__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
