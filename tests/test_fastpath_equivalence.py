@@ -313,12 +313,20 @@ def _run(check: Callable[[SectionContext], Header | None], data: bytes, vma: int
 
 
 def assert_same(data: bytes, vma: int = 0, relocatable: bool = False) -> list:
-    fast = _run(check_section, data, vma, relocatable)
+    """Both paths agree, with the fast path tried on every table size (FAST_MIN 0: small
+    tables too, which by default skip it) and with the default threshold."""
     slow = _run(oracle_check_section, data, vma, relocatable)
-    assert fast[0] == slow[0]
-    assert [f.text() for f in fast[1]] == [f.text() for f in slow[1]]
-    assert fast[1] == slow[1]
-    assert fast[2] == slow[2]
+    old = section_mod.FAST_MIN
+    try:
+        for fast_min in (0, old):
+            section_mod.FAST_MIN = fast_min
+            fast = _run(check_section, data, vma, relocatable)
+            assert fast[0] == slow[0]
+            assert [f.text() for f in fast[1]] == [f.text() for f in slow[1]]
+            assert fast[1] == slow[1]
+            assert fast[2] == slow[2]
+    finally:
+        section_mod.FAST_MIN = old
     return fast[1]
 
 

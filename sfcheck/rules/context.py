@@ -10,6 +10,7 @@ from ..result import Finding, Location, Severity
 from .registry import Rule
 
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
+_UNDECIDED = object()
 
 
 def keep_severity(rule: Rule, severity: Severity) -> Severity | None:
@@ -34,6 +35,10 @@ class SectionContext:
     relocatable: bool = False
     # Generic rules a recognised known defect explains (rules/defect.py): not reported.
     claimed: set[str] = field(default_factory=set)
+    # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
+    # the options alone, and a damaged section emits the same rule many times.
+    decided: dict[tuple[str, Severity], Severity | None] = field(default_factory=dict,
+                                                                 repr=False)
 
     def claim(self, by: Rule, rule_ids: tuple[str, ...]) -> None:
         """`by` (a known-defect rule) explains these generic rules here: drop their findings."""
@@ -45,20 +50,36 @@ class SectionContext:
             self.counts.pop(rule_id, None)
 
     def emit(self, rule: Rule, message: str, **where: int | None) -> None:
-        self.emit_as(rule, rule.severity, message, **where)
+        # emit_as(rule, rule.severity, ...) inline: a damaged section emits thousands.
+        rid = rule.id
+        key = (rid, rule.severity)
+        sev = self.decided.get(key, _UNDECIDED)
+        if sev is _UNDECIDED:
+            sev = self.decided[key] = self._decide(rule, rule.severity)
+        if sev is None or rid in self.claimed:
+            return
+        count = self.counts[rid] = self.counts.get(rid, 0) + 1
+        if count <= MAX_PER_RULE:
+            self.findings.append(Finding(rid, sev, message,
+                                         Location(self.path, self.name, **where)))
 
     def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
         """Emit under `rule` with a severity the context decides (e.g. .o vs linked file)."""
-        if not self.enabled(rule) or rule.id in self.claimed:
+        rid = rule.id
+        key = (rid, severity)
+        sev = self.decided.get(key, _UNDECIDED)
+        if sev is _UNDECIDED:
+            sev = self.decided[key] = self._decide(rule, severity)
+        if sev is None or rid in self.claimed:
             return
-        sev = self.severity_for(rule, severity)
-        if sev is None:
-            return
-        self.counts[rule.id] += 1
-        if self.counts[rule.id] > MAX_PER_RULE:
-            return
-        loc = Location(self.path, self.name, **where)
-        self.findings.append(Finding(rule.id, sev, message, loc))
+        count = self.counts[rid] = self.counts.get(rid, 0) + 1
+        if count <= MAX_PER_RULE:
+            self.findings.append(Finding(rid, sev, message,
+                                         Location(self.path, self.name, **where)))
+
+    def _decide(self, rule: Rule, severity: Severity) -> Severity | None:
+        """The severity a finding of `rule` is reported with here (None: not reported)."""
+        return self.severity_for(rule, severity) if self.enabled(rule) else None
 
     def finish(self) -> None:
         """Say how many findings the per-rule cap held back."""

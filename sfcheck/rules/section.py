@@ -52,9 +52,15 @@ def check_section(ctx: SectionContext) -> Header | None:
         ctx.emit(H.TOO_SHORT, exc.message, offset=7)
         return None
     H.check_header(ctx, h)
-    with no_gc():
+    if h.num_fdes > NO_GC_MIN:
+        with no_gc():
+            _walk(ctx, h)
+    else:
         _walk(ctx, h)
     return h
+
+
+NO_GC_MIN = 1024  # FDEs: below this the pass allocates too little for the collector to matter
 
 
 @contextmanager
@@ -96,7 +102,7 @@ def _walk(ctx: SectionContext, h: Header) -> None:
         ctx.emit(L.EMPTY, "num_fdes is 0", offset=8)
     _check_gaps(ctx, h, fdes_end, size)
 
-    dec = Decoder(ctx.data)
+    dec = Decoder(ctx.data, h)
     st = _Walk(field_relative=h.pcrel or ctx.relocatable, complete=readable == n)
     if readable:
         _walk_fdes(ctx, h, dec, readable, st)
@@ -136,6 +142,9 @@ class _Walk:
 
 
 CHUNK = 1 << 15  # FDEs per Table: its working lists stay small whatever the table size
+# Below this many FDEs the exact path alone is cheaper than setting up a Table (and
+# compiling its patterns): many small sections, e.g. under the fuzzer.
+FAST_MIN = 16
 
 
 def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: _Walk) -> None:
@@ -148,6 +157,10 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     so findings come out exactly as from _exact_fde alone
     (tests/test_fastpath_equivalence.py).
     """
+    if readable < FAST_MIN:
+        for i in range(readable):
+            _exact_fde(ctx, h, dec, i, st)
+        return
     check_order = h.sorted and not ctx.relocatable
     prev_pc: int | None = None
     carry = False
@@ -200,11 +213,12 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         return
     # Objects carry PC-relative relocations on the start field whatever the flags say
     # (the cause of ld/32666), so after relocation their starts are field-relative.
-    pc = h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative)
+    # (h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative), inline.)
+    pc = ctx.vma + fde.start + (off if st.field_relative else 0)
     loc = {"offset": off, "fde": i, "pc": pc}
     ctx.ranges.append((pc, fde.size, i))
     prev_pc = st.prev_pc
-    if (h.sorted and not ctx.relocatable and prev_pc is not None and pc < prev_pc
+    if (h.sorted and prev_pc is not None and pc < prev_pc and not ctx.relocatable
             and not ctx.counts[F.UNSORTED.id]):
         ctx.emit(F.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
                  f"{prev_pc:#x}", **loc)
@@ -220,12 +234,13 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         st.complete = False
         return
     end = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
+    fre_type = fde.info & 0xF
     fres: list[FRE] = []
     try:
-        for fre in dec.iter_fres(i, fde.fre_type, fde.num_fres, end):
-            fres.append(fre)
+        # list.extend keeps the FREs read before a DecodeError (C-level: no Python loop).
+        fres.extend(dec.iter_fres(i, fre_type, fde.num_fres, end))
         if fres:
-            end = fres[-1].offset + fre_size(fres[-1], fde.fre_type)
+            end = fres[-1].offset + fre_size(fres[-1], fre_type)
     except DecodeError as exc:
         st.complete = False
         if exc.field == "fre_info":
@@ -236,7 +251,8 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
     else:
         st.blocks.append((first, end, i))
         st.walked += end - first
-    _check_fres(ctx, h, fde, fres, pc, loc)
+    if fres:
+        _check_fres(ctx, h, fde, fres, pc, loc)
 
 
 def _check_overlaps(ctx: SectionContext, blocks: list[tuple[int, int, int]],
@@ -270,33 +286,41 @@ def _in_order(spans: list[tuple[int, int, int]], sized: bool) -> bool:
     return all(map(le, ends, islice(starts, 1, None)))
 
 
+_AARCH64 = (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
+
+
 def _check_fde(ctx: SectionContext, h: Header, fde: FDE, loc: dict) -> None:
-    if fde.fre_type > C.FRE_TYPE_ADDR4:
-        ctx.emit(F.FRE_TYPE, f"FRE type {fde.fre_type}", **loc)
-    reserved = fde.info & (0x40 | (0x80 if h.version < C.VERSION_3 else 0))
-    if reserved or (h.version == C.VERSION_3 and fde.info2 & 0xE0) or fde.padding:
-        ctx.emit(F.RESERVED, f"info {fde.info:#04x}" + (
-            f", info2 {fde.info2:#04x}" if h.version == C.VERSION_3 else "") + (
+    # The info bits are read inline (fre_type, pcmask, pauth_key): this runs per FDE.
+    info, v = fde.info, h.version
+    fre_type = info & 0xF
+    if fre_type > C.FRE_TYPE_ADDR4:
+        ctx.emit(F.FRE_TYPE, f"FRE type {fre_type}", **loc)
+    reserved = info & (0x40 | (0x80 if v < C.VERSION_3 else 0))
+    if reserved or (v == C.VERSION_3 and fde.info2 & 0xE0) or fde.padding:
+        ctx.emit(F.RESERVED, f"info {info:#04x}" + (
+            f", info2 {fde.info2:#04x}" if v == C.VERSION_3 else "") + (
             f", padding {fde.padding:#x}" if fde.padding else ""), **loc)
-    if h.version == C.VERSION_3 and fde.fde_type > C.FDE_TYPE_FLEX:
+    if v == C.VERSION_3 and fde.info2 & 0x1F > C.FDE_TYPE_FLEX:
         ctx.emit(F.FDE_TYPE, f"FDE type {fde.fde_type}", **loc)
-    if h.version == C.VERSION_1:
+    pcmask = info & 0x10
+    if v == C.VERSION_1:
         pass  # v1 FDEs have no rep_size field
-    elif fde.pcmask and fde.rep_size == 0:
+    elif pcmask and fde.rep_size == 0:
         ctx.emit(F.REP_SIZE_ZERO, "PCMASK FDE with rep_size 0", **loc)
-    elif not fde.pcmask and fde.rep_size:
+    elif not pcmask and fde.rep_size:
         ctx.emit(F.REP_SIZE_UNUSED, f"rep_size {fde.rep_size} on a PCINC FDE", **loc)
-    if fde.pauth_key and h.abi not in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE):
-        ctx.emit(F.PAUTH_ABI, f"info {fde.info:#04x} selects pauth key B", **loc)
-    if fde.fre_type <= C.FRE_TYPE_ADDR4 and not fde.pcmask:
-        need = (C.FRE_TYPE_ADDR1 if fde.size < 0x100 else
-                C.FRE_TYPE_ADDR2 if fde.size < 0x10000 else C.FRE_TYPE_ADDR4)
-        if fde.fre_type > need:
-            ctx.emit(F.FRE_TYPE_SIZE, f"ADDR{C.FRE_ADDR_SIZE[fde.fre_type]} for a "
-                     f"{fde.size}-byte function (ADDR{C.FRE_ADDR_SIZE[need]} holds it)", **loc)
-        elif fde.fre_type < need:
-            ctx.emit(F.FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fde.fre_type]} cannot address a "
-                     f"{fde.size}-byte function", **loc)
+    if info & 0x20 and h.abi not in _AARCH64:
+        ctx.emit(F.PAUTH_ABI, f"info {info:#04x} selects pauth key B", **loc)
+    if fre_type <= C.FRE_TYPE_ADDR4 and not pcmask:
+        size = fde.size
+        need = (C.FRE_TYPE_ADDR1 if size < 0x100 else
+                C.FRE_TYPE_ADDR2 if size < 0x10000 else C.FRE_TYPE_ADDR4)
+        if fre_type > need:
+            ctx.emit(F.FRE_TYPE_SIZE, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} for a "
+                     f"{size}-byte function (ADDR{C.FRE_ADDR_SIZE[need]} holds it)", **loc)
+        elif fre_type < need:
+            ctx.emit(F.FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} cannot address a "
+                     f"{size}-byte function", **loc)
 
 
 def _check_gaps(ctx: SectionContext, h: Header, fdes_end: int, size: int) -> None:
@@ -313,53 +337,92 @@ def _check_gaps(ctx: SectionContext, h: Header, fdes_end: int, size: int) -> Non
                      f"FDE or FRE, nonzero from {first:#x}", offset=first)
 
 
+_LEGAL: dict[tuple[int, int, bool], frozenset[int]] = {}
+
+
 def _legal_counts(h: Header, flex: bool) -> frozenset[int]:
-    if flex:
-        return frozenset({0, 2, 4, 5, 6})
-    return legal_counts(h.version, fixed_words(h))
+    key = (h.version, fixed_words(h), flex)
+    got = _LEGAL.get(key)
+    if got is None:
+        got = _LEGAL[key] = frozenset({0, 2, 4, 5, 6}) if flex else legal_counts(*key[:2])
+    return got
+
+
+_QUIET: dict[tuple[frozenset[int], bool], bytes] = {}
+
+
+def _quiet_infos(legal: frozenset[int], aarch64: bool) -> bytes:
+    """fre_info byte -> 1 when fre-datawords-size, fre-word-count and fre-mangled-ra-abi
+    all accept it, so a clean FRE costs one table lookup for the three."""
+    key = (legal, aarch64)
+    got = _QUIET.get(key)
+    if got is None:
+        got = _QUIET[key] = bytes(
+            int(n * C.WORD_SIZE.get(b >> 5 & 3, 1) <= C.MAX_DATAWORD_BYTES and n in legal
+                and (aarch64 or not b & 0x80))
+            for b in range(256) for n in ((b >> 1) & 0xF,))
+    return got
 
 
 def _check_fres(ctx: SectionContext, h: Header, fde: FDE, fres: list[FRE], pc: int,
                 loc: dict) -> None:
     flex = fde.flex(h.version)
     legal = _legal_counts(h, flex)
-    aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
+    aarch64 = h.abi in _AARCH64
+    quiet = _quiet_infos(legal, aarch64)
     max_reg = MAX_REG.get(h.abi, 31)
-    prev = None
+    pcmask = fde.pcmask
+    size = fde.size
+    # Starts at or past `limit` need the range rules below; under it none fires.
+    if pcmask:
+        limit = fde.rep_size if h.version > C.VERSION_1 and fde.rep_size else 1 << 64
+    else:
+        limit = size or 1  # a zero-size function: only a start past 0 is wrong
+    s390x = h.abi == C.ABI_S390X_BE
+    prev = -1
 
     def floc() -> dict:
         """The current FRE's location: built only when a finding needs it, not per FRE."""
         return dict(loc, offset=fre.offset, fre=j,
-                    fre_pc=fre.start if fde.pcmask else pc + fre.start)
+                    fre_pc=fre.start if pcmask else pc + fre.start)
 
     for j, fre in enumerate(fres):  # noqa: B007  (floc reads j and fre)
-        n = fre.count
-        if n * fre.word_size > C.MAX_DATAWORD_BYTES:
-            ctx.emit(R.DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
-        if n not in legal:
-            kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
-            ctx.emit(R.WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
-                     f"{', '.join(map(str, sorted(legal)))})", **floc())
-        if fre.mangled_ra and not aarch64:
-            ctx.emit(R.MANGLED_ABI, f"fre_info {fre.info:#04x}", **floc())
-        if prev is not None and fre.start <= prev:
-            ctx.emit(R.START_ORDER, f"start {fre.start:#x} after {prev:#x}", **floc())
-        prev = fre.start
-        if j == 0 and fre.start != 0:
-            ctx.emit(R.FIRST_START, f"first row starts at {fre.start:#x}", **floc())
-        if fde.pcmask:
-            if h.version > C.VERSION_1 and fde.rep_size and fre.start >= fde.rep_size:
-                ctx.emit(R.START_BEYOND_REP, f"start {fre.start:#x} >= rep_size "
+        info = fre.info
+        if not quiet[info]:
+            n = fre.count
+            if n * fre.word_size > C.MAX_DATAWORD_BYTES:
+                ctx.emit(R.DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
+            if n not in legal:
+                kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
+                ctx.emit(R.WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
+                         f"{', '.join(map(str, sorted(legal)))})", **floc())
+            if info & 0x80 and not aarch64:
+                ctx.emit(R.MANGLED_ABI, f"fre_info {info:#04x}", **floc())
+        start = fre.start
+        if start <= prev:
+            ctx.emit(R.START_ORDER, f"start {start:#x} after {prev:#x}", **floc())
+        prev = start
+        if j == 0 and start != 0:
+            ctx.emit(R.FIRST_START, f"first row starts at {start:#x}", **floc())
+        if start >= limit:
+            if pcmask:
+                ctx.emit(R.START_BEYOND_REP, f"start {start:#x} >= rep_size "
                          f"{fde.rep_size}", **floc())
-        elif fre.start > fde.size:
-            ctx.emit(R.START_BEYOND, f"start {fre.start:#x} > function size {fde.size:#x}",
-                     **floc())
-        elif fre.start == fde.size and fde.size:
-            ctx.emit(R.START_AT_SIZE, f"start {fre.start:#x} == function size", **floc())
+            elif start > size:
+                ctx.emit(R.START_BEYOND, f"start {start:#x} > function size {size:#x}",
+                         **floc())
+            else:  # start == size != 0
+                ctx.emit(R.START_AT_SIZE, f"start {start:#x} == function size", **floc())
         if flex:
             _check_flex(ctx, fre, max_reg, floc)
-        elif n:
+        elif not info & 0x1E:  # no data words
+            pass
+        elif s390x:
             _check_default(ctx, h, fre, max_reg, floc)
+        elif info & 1:  # SP-based CFA: word 0 is the offset (cfa_offset, inline)
+            cfa = fre.words[0]
+            if cfa < 0 or cfa % 8:
+                ctx.emit(R.CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
 
 
 def _check_flex(ctx: SectionContext, fre: FRE, max_reg: int, floc: Callable[[], dict]) -> None:
