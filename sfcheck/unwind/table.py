@@ -12,6 +12,9 @@ import struct
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from itertools import islice, repeat
+from operator import add, itemgetter, lt
 
 from ..errors import DecodeError
 from ..format import constants as C
@@ -20,6 +23,13 @@ from ..format.model import FDE, FRE, Header
 
 # The start-address and size fields at the front of every FDE (index) record.
 _FDE_HEAD = {C.VERSION_1: "iI", C.VERSION_2: "iI", C.VERSION_3: "qI"}
+
+@cache
+def _record_head(big_endian: bool, version: int) -> struct.Struct:
+    """A whole FDE (index) record, unpacking only its start and size fields."""
+    head = (">" if big_endian else "<") + _FDE_HEAD[version]
+    return struct.Struct(head + f"{C.FDE_SIZE[version] - struct.calcsize(head)}x")
+
 
 # v1 has no rep_size; ld 2.40 emits PCMASK only for x86-64 .plt, whose entries are 16 bytes.
 V1_PCMASK_REP_SIZE = 16
@@ -74,6 +84,8 @@ class SFrameTable:
         self._starts: list[int] = []
         self._index: list[tuple[int, int, int]] = []  # (start, end, fde index), runtime
         self._cache: dict[int, tuple[FDE, list[int]] | _Bad] = {}
+        self._fdes: dict[int, FDE | DecodeError] = {}
+        self._dec: Decoder | None = None
         try:
             self._dec = Decoder(data)
             self.header = self._dec.header
@@ -84,8 +96,8 @@ class SFrameTable:
         else:
             self._build_index()
         ranges = [(s + bias, e + bias) for s, e in text_ranges if e > s]
-        if not ranges and self._index:
-            ranges = [(min(s for s, _, _ in self._index), max(e for _, e, _ in self._index))]
+        if not ranges and self._index:  # sorted by start: the first row starts lowest
+            ranges = [(self._index[0][0], max(map(itemgetter(1), self._index)))]
         self.text_ranges = sorted(ranges)
 
     @property
@@ -97,39 +109,62 @@ class SFrameTable:
         return self.header.version if self.header else None
 
     def _build_index(self) -> None:
+        """Read the start and size columns of the whole FDE array at C speed (struct
+        iter_unpack, map): building the index costs little however many FDEs there are."""
         h = self.header
         assert h is not None
-        fmt = struct.Struct((">" if h.big_endian else "<") + _FDE_HEAD[h.version])
-        data = self._dec.data
-        rows = []
-        for i in range(h.num_fdes):
-            start, size = fmt.unpack_from(data, h.fdes_start + i * h.fde_size)
-            pc = h.func_start(i, start, self.vma) + self.bias
-            rows.append((pc, pc + size, i))
-        rows.sort()
+        n, fsz = h.num_fdes, h.fde_size
+        if not n:
+            return
+        rec = _record_head(h.big_endian, h.version)
+        fields = rec.iter_unpack(self._dec.data[h.fdes_start:h.fdes_start + n * fsz])
+        starts, sizes = zip(*fields, strict=True)
+        base = self.vma + self.bias
+        if h.pcrel:  # h.func_start: field-relative starts count from their FDE record
+            pcs = list(map(add, starts, range(base + h.fdes_start,
+                                              base + h.fdes_start + n * fsz, fsz)))
+        else:
+            pcs = list(map(add, starts, repeat(base, n)))
+        rows = sorted(zip(pcs, map(add, pcs, sizes), range(n), strict=True))
         self._index = rows
         self._starts = [r[0] for r in rows]
 
     def covers(self, pc: int) -> bool:
         return any(s <= pc < e for s, e in self.text_ranges)
 
+    def fde(self, index: int) -> FDE:
+        """FDE `index` with its FREs, decoded once (DecodeError if it cannot be)."""
+        if self._dec is None:
+            assert self.error is not None
+            raise self.error
+        got = self._fdes.get(index)
+        if got is None:
+            try:
+                got = self._dec.fde(index)
+            except DecodeError as exc:
+                got = exc
+            self._fdes[index] = got
+        if isinstance(got, DecodeError):
+            raise got
+        return got
+
     def _fde(self, index: int) -> tuple[FDE, list[int]]:
         """FDE `index` with its FREs and their start offsets, validated once and cached."""
         got = self._cache.get(index)
         if got is None:
             try:
-                fde = self._dec.fde(index)
+                fde = self.fde(index)
             except DecodeError as exc:
                 got = _Bad(str(exc), exc.offset)
             else:
                 starts = [f.start for f in fde.fres]
-                bad = next((j for j in range(1, len(starts)) if starts[j] <= starts[j - 1]), None)
-                if bad is not None:
+                if all(map(lt, starts, islice(starts, 1, None))):
+                    got = (fde, starts)
+                else:
+                    bad = next(j for j in range(1, len(starts)) if starts[j] <= starts[j - 1])
                     got = _Bad(
                         f"FDE[{index}]: FRE {bad} starts at {starts[bad]:#x}, not after FRE "
                         f"{bad - 1} at {starts[bad - 1]:#x}", fde.fres[bad].offset)
-                else:
-                    got = (fde, starts)
             self._cache[index] = got
         if isinstance(got, _Bad):
             raise got

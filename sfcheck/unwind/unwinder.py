@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..format import constants as C
 from ..format.fre_rules import RegRule, fre_rules
+from ..format.model import Header
 from .abi import ABIS, Abi
 from .memory import ADDR_MASK, Memory, read_word
 from .table import Miss, Row, SFrameTable, TableSet
@@ -155,6 +156,9 @@ class Unwinder:
         if abi is None:
             abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
         self.abi: Abi = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+        # (table, FDE index, FRE index) -> the row's rules, or why the row is unusable.
+        self._rules: dict[tuple[SFrameTable, int, int],
+                          tuple[RegRule, RegRule | None, RegRule | None] | _StepFail] = {}
 
     def walk(self, regs: Registers) -> Walk:
         return Walk(self, regs)
@@ -168,34 +172,54 @@ class Unwinder:
 
     def _frames(self, regs: Registers, walk: Walk) -> Iterator[Frame]:
         pc, sp, fp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK, regs.fp & ADDR_MASK
+        find = self.tables.find
         for index in range(self.max_frames):
             topmost = index == 0
-            frame = Frame(index, pc, sp, fp)
             lookup_pc = pc if topmost or not self.caller_pc_adjust else (pc - 1) & ADDR_MASK
-            table = self.tables.find(lookup_pc)
+            table = find(lookup_pc)
             if table is None:
                 walk.stop = Stop(StopReason.NO_FDE, f"{pc:#x} is in no SFrame section's text",
                                  pc)
-                yield frame
+                yield Frame(index, pc, sp, fp)
                 return
             got = table.lookup(lookup_pc)
             if isinstance(got, Miss):
-                frame = replace(frame, section=table.name, fde=got.fde_index)
                 walk.stop = Stop(_MISS_REASON[got.kind], got.message, pc, table.name,
                                  got.offset)
-                yield frame
+                yield Frame(index, pc, sp, fp, section=table.name, fde=got.fde_index)
                 return
-            frame = replace(frame, section=table.name, fde=got.fde_index, fre=got.fre_index,
-                            func_start=got.func_start, ra_mangled=got.fre.mangled_ra)
             try:
                 cfa, ra, new_fp = self._step(table, got, regs if topmost else None, sp, fp)
             except _StepFail as exc:
                 walk.stop = Stop(exc.reason, exc.detail, pc, table.name, exc.offset)
-                yield frame
+                yield Frame(index, pc, sp, fp, None, table.name, got.fde_index, got.fre_index,
+                            got.func_start, got.fre.mangled_ra)
                 return
-            yield replace(frame, cfa=cfa)
+            yield Frame(index, pc, sp, fp, cfa, table.name, got.fde_index, got.fre_index,
+                        got.func_start, got.fre.mangled_ra)
             pc, sp, fp = ra, cfa, new_fp
         walk.stop = Stop(StopReason.FRAME_CAP, f"stopped after {self.max_frames} frames", pc)
+
+    def _row_rules(self, table: SFrameTable, h: Header, row: Row, where: str
+                   ) -> tuple[RegRule, RegRule | None, RegRule | None] | _StepFail:
+        """What a row says about the caller, or why it cannot be used: the part of a step
+        that does not depend on the registers, worked out once per row (walks revisit
+        the same functions)."""
+        fre = row.fre
+        if fre.count == 0:
+            if h.version == C.VERSION_1:
+                return _StepFail(StopReason.MALFORMED, f"{table.name}: {where} has no data "
+                                 "words (no CFA rule)", fre.offset)
+            return _StepFail(StopReason.OUTERMOST, f"{where}: RA undefined")
+        flex = row.fde.flex(h.version)
+        if h.version >= C.VERSION_3 and row.fde.fde_type not in (C.FDE_TYPE_DEFAULT,
+                                                                  C.FDE_TYPE_FLEX):
+            return _StepFail(StopReason.MALFORMED, f"{table.name}: FDE[{row.fde_index}] has "
+                             f"unknown FDE type {row.fde.fde_type}", row.fde.offset)
+        try:
+            return fre_rules(h, flex, fre, self.abi)
+        except ValueError as exc:
+            return _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}", fre.offset)
 
     def _step(self, table: SFrameTable, row: Row, top: Registers | None, sp: int,
               fp: int) -> tuple[int, int, int]:
@@ -204,21 +228,13 @@ class Unwinder:
         assert h is not None
         fre = row.fre
         where = f"FDE[{row.fde_index}].FRE[{row.fre_index}]"
-        if fre.count == 0:
-            if h.version == C.VERSION_1:
-                raise _StepFail(StopReason.MALFORMED, f"{table.name}: {where} has no data "
-                                "words (no CFA rule)", fre.offset)
-            raise _StepFail(StopReason.OUTERMOST, f"{where}: RA undefined")
-        flex = row.fde.flex(h.version)
-        if h.version >= C.VERSION_3 and row.fde.fde_type not in (C.FDE_TYPE_DEFAULT,
-                                                                  C.FDE_TYPE_FLEX):
-            raise _StepFail(StopReason.MALFORMED, f"{table.name}: FDE[{row.fde_index}] has "
-                            f"unknown FDE type {row.fde.fde_type}", row.fde.offset)
-        try:
-            cfa_rule, ra_rule, fp_rule = fre_rules(h, flex, fre, self.abi)
-        except ValueError as exc:
-            raise _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}",
-                            fre.offset) from None
+        key = (table, row.fde_index, row.fre_index)
+        rules = self._rules.get(key)
+        if rules is None:
+            rules = self._rules[key] = self._row_rules(table, h, row, where)
+        if isinstance(rules, _StepFail):
+            raise _StepFail(rules.reason, rules.detail, rules.offset)
+        cfa_rule, ra_rule, fp_rule = rules
 
         ws, big = self.abi.word_size, h.big_endian
 
