@@ -214,16 +214,20 @@ def run(module_name: str, test_one_input: Callable[[bytes], None],
     atheris.Fuzz()
 
 
-def instrumented_imports(active: bool) -> contextlib.AbstractContextManager[object]:
+def instrumented_imports(active: bool, exclude: tuple[str, ...] = ()
+                         ) -> contextlib.AbstractContextManager[object]:
     """atheris instrumentation of sfcheck while a harness runs as a fuzzer; a no-op
-    when the harness is imported (regression replay, smoke tests) or atheris is absent."""
+    when the harness is imported (regression replay, smoke tests) or atheris is absent.
+    `exclude` names modules (exactly) a harness leaves uninstrumented: every branch of an
+    instrumented module costs a call on every execution, worth it only where coverage
+    feedback can steer the fuzzer."""
     if not active or os.environ.get("SFCHECK_FUZZ_NO_INSTRUMENT") == "1":
         return contextlib.nullcontext()
     try:
         import atheris
     except ImportError:
         return contextlib.nullcontext()
-    return atheris.instrument_imports(include=["sfcheck"])
+    return atheris.instrument_imports(include=["sfcheck"], exclude=list(exclude))
 
 
 def add_root_to_path() -> None:
