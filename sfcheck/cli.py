@@ -167,7 +167,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
     """Render the scan in --format to --output (or stdout); the exit status stays."""
-    from .report import json_out, junit, sarif, text
+    from .report import text  # the others load only when asked for
 
     if args.quiet and not args.output:
         return status
@@ -179,10 +179,13 @@ def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
         return EXIT_USAGE
     try:
         if args.format == "json":
+            from .report import json_out
             json_out.render(result, out, args.fail_on, status)
         elif args.format == "sarif":
+            from .report import sarif
             sarif.render(result, out, status)
         elif args.format == "junit":
+            from .report import junit
             junit.render(result, out, args.fail_on)
         else:
             colour = out is sys.stdout and sys.stdout.isatty() and not args.no_color

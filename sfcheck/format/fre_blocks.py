@@ -43,8 +43,11 @@ def token_pattern(asz: int) -> re.Pattern[bytes]:
     return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
 
 
-# FRE type -> (start-address size, the findall of its token pattern)
-FINDERS = {t: (asz, token_pattern(asz).findall) for t, asz in C.FRE_ADDR_SIZE.items()}
+@cache
+def finders() -> dict[int, tuple[int, Callable[..., Tokens]]]:
+    """FRE type -> (start-address size, the findall of its token pattern); compiled on
+    first use, not at import (a check of a file without .eh_frame never needs them)."""
+    return {t: (asz, token_pattern(asz).findall) for t, asz in C.FRE_ADDR_SIZE.items()}
 
 
 class FreBlocks:
@@ -76,7 +79,7 @@ class FreBlocks:
         DecodeError). One loop for every reader: it runs once per FDE of a large table."""
         h, dec, data = self.h, self.dec, self.dec.data
         fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
-        attr_struct, finders, start_of = dec._attr_struct, FINDERS, _START
+        attr_struct, finders_, start_of = dec._attr_struct, finders(), _START
         for i, rec, nxt in zip(range(begin, stop), self.recs[begin:stop],
                                self.nexts[begin:stop], strict=True):
             off = rec[2]
@@ -87,7 +90,7 @@ class FreBlocks:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
                     nf, info, info2 = rec[3], rec[4], 0
-                found = finders.get(info & 0xF)
+                found = finders_.get(info & 0xF)
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)
                     if len(toks) == nf and all(map(start_of, toks)):
