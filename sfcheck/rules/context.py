@@ -50,21 +50,11 @@ class SectionContext:
             self.counts.pop(rule_id, None)
 
     def emit(self, rule: Rule, message: str, **where: int | None) -> None:
-        # emit_as(rule, rule.severity, ...) inline: a damaged section emits thousands.
-        rid = rule.id
-        key = (rid, rule.severity)
-        sev = self.decided.get(key, _UNDECIDED)
-        if sev is _UNDECIDED:
-            sev = self.decided[key] = self._decide(rule, rule.severity)
-        if sev is None or rid in self.claimed:
-            return
-        count = self.counts[rid] = self.counts.get(rid, 0) + 1
-        if count <= MAX_PER_RULE:
-            self.findings.append(Finding(rid, sev, message,
-                                         Location(self.path, self.name, **where)))
+        self.emit_as(rule, rule.severity, message, **where)
 
     def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
-        """Emit under `rule` with a severity the context decides (e.g. .o vs linked file)."""
+        """Emit under `rule` with a severity the context decides (e.g. .o vs linked file).
+        The decision is cached per (rule, severity): a damaged section emits thousands."""
         rid = rule.id
         key = (rid, severity)
         sev = self.decided.get(key, _UNDECIDED)
