@@ -186,6 +186,21 @@ def _fre_field(sec: Section, rng: random.Random) -> Section:
     return _set_fde(sec, i, replace(f, fres=tuple(fres)))
 
 
+def _reorder(items: list, op: str, rng: random.Random) -> bool:
+    """Apply `op` (dup, drop or swap) to `items` in place; False when it does not apply."""
+    if op == "dup" and items:
+        k = rng.randrange(len(items))
+        items.insert(k, items[k])
+    elif op == "drop" and items:
+        del items[rng.randrange(len(items))]
+    elif op == "swap" and len(items) > 1:
+        a, b = rng.sample(range(len(items)), 2)
+        items[a], items[b] = items[b], items[a]
+    else:
+        return False
+    return True
+
+
 def _fre_list(sec: Section, rng: random.Random) -> Section:
     got = _pick_fde(sec, rng)
     if got is None:
@@ -193,17 +208,9 @@ def _fre_list(sec: Section, rng: random.Random) -> Section:
     i, f = got
     fres = list(f.fres)
     op = rng.choice(("dup", "drop", "swap", "add", "clear"))
-    if op == "dup" and fres:
-        k = rng.randrange(len(fres))
-        fres.insert(k, fres[k])
-    elif op == "drop" and fres:
-        del fres[rng.randrange(len(fres))]
-    elif op == "swap" and len(fres) > 1:
-        a, b = rng.sample(range(len(fres)), 2)
-        fres[a], fres[b] = fres[b], fres[a]
-    elif op == "clear":
+    if op == "clear":
         fres = []
-    else:
+    elif not _reorder(fres, op, rng):  # "add", or a reordering that does not apply
         start = (fres[-1].start + rng.randint(1, 8)) if fres else 0
         words = tuple(rng.choice(INTERESTING_WORDS) for _ in range(rng.randint(0, 3)))
         fres.append(_with_words(FRE(start & 0xFF, 0, ()), words, rng))
@@ -213,17 +220,9 @@ def _fre_list(sec: Section, rng: random.Random) -> Section:
 def _fde_list(sec: Section, rng: random.Random) -> Section:
     fdes = list(sec.fdes)
     op = rng.choice(("dup", "drop", "swap", "reverse", "keep_one"))
-    if op == "dup" and fdes:
-        k = rng.randrange(len(fdes))
-        fdes.insert(k, fdes[k])
-    elif op == "drop" and fdes:
-        del fdes[rng.randrange(len(fdes))]
-    elif op == "swap" and len(fdes) > 1:
-        a, b = rng.sample(range(len(fdes)), 2)
-        fdes[a], fdes[b] = fdes[b], fdes[a]
-    elif op == "reverse":
+    if op == "reverse":
         fdes.reverse()
-    elif fdes:
+    elif not _reorder(fdes, op, rng) and fdes:  # "keep_one", or a reordering that does not apply
         fdes = [rng.choice(fdes)]
     return replace(sec, fdes=tuple(fdes))
 

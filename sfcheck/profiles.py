@@ -87,6 +87,10 @@ def _same(rules: tuple[str, ...], severity: Severity | None, why: str,
 
 WARN, ERR, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
 
+# Said of every runtime reader (kernel, glibc): they load linked files only.
+NO_OBJECTS = Fact("Runtime readers never see a .o: header-flags-required is not applied to "
+                  "relocatable files.", "sfcheck")
+
 STRICT = Profile(
     name="strict", title="every rule at its own severity (the default)", reader="sfcheck",
     notes=(Fact("No consumer rule runs; nothing is overridden.", "sfcheck"),))
@@ -167,8 +171,7 @@ KERNEL_PROFILE = Profile(
              f"{KERNEL}; {KERNEL_DEBUG}"),
         Fact("Rules marked CONFIG_SFRAME_VALIDATION apply only to kernels built with that "
              "option (its help text: 'not recommended for general use').", KERNEL),
-        Fact("Runtime readers never see a .o: header-flags-required is not applied to "
-             "relocatable files.", "sfcheck"),
+        NO_OBJECTS,
     ))
 
 GLIBC_PROFILE = Profile(
@@ -221,8 +224,7 @@ GLIBC_PROFILE = Profile(
              "binutils 2.45 PCREL output; which of the two the 2.42 tarball holds was not "
              "verified (the profile follows the later code).", GLIBC_FIRST),
         Fact("Any decode or lookup failure returns 0 frames and backtrace() uses DWARF.", GLIBC),
-        Fact("Runtime readers never see a .o: header-flags-required is not applied to "
-             "relocatable files.", "sfcheck"),
+        NO_OBJECTS,
     ))
 
 LIBSFRAME_PROFILE = Profile(
