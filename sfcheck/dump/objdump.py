@@ -8,8 +8,7 @@ showing RA as `u` and omitting the `CFA fixed RA offset` line).
 from __future__ import annotations
 
 import gc
-import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import repeat
 from operator import add, and_, itemgetter
 
@@ -17,7 +16,7 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
 from ..format.decode import Decoder
-from ..format.fre_blocks import FreBlocks, Tokens, starts_of
+from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
 from ..format.model import FDE, FRE, Header
 
 _U64 = (1 << 64) - 1
@@ -171,14 +170,14 @@ def dump_chunks(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Ite
     dec = Decoder(data)
     h = dec.header
     yield "\n".join([*header_lines(h, name), "", "  Function Index :"])
-    rows = _Rows(dec, section_vma)  # DecodeError here when the FDE or FRE table is cut short
     out: list[str] = []
+    rows = _Rows(dec, section_vma, out)  # DecodeError here: FDE or FRE table cut short
     i, n = 0, h.num_fdes
     while i < n:
         was = gc.isenabled()
         gc.disable()  # one str per FRE and no cycles: collections would only rescan them
         try:
-            i = rows.render(i, min(n, i + _BATCH), out)
+            i = rows.render(i, min(n, i + _BATCH))
         except DecodeError:
             if out:
                 yield "\n".join(out)
@@ -196,14 +195,9 @@ class _Suffixes(dict):
     def __init__(self, h: Header, flex: bool) -> None:
         super().__init__()
         self.h, self.flex = h, flex
-        self.order = ">" if h.big_endian else "<"
 
     def __missing__(self, key: bytes) -> str:
-        info = key[0]
-        n = (info >> 1) & 0xF
-        w = C.WORD_SIZE[(info >> 5) & 3]
-        words = struct.unpack(self.order + {1: "b", 2: "h", 4: "i"}[w] * n, key[1:])
-        fre = FRE(0, info, words)
+        fre = token_fre(key, self.h.big_endian)
         text = "  RA undefined" if fre.ra_undefined else (
             _flex_row(self.h, fre) if self.flex else _simple_row(self.h, fre))
         self[key] = text
@@ -219,7 +213,8 @@ _COLS = {m: f"    {'STARTPC':<7}{'[m]' if m else '   ':<8} {'CFA':<10}{'FP':<10}
 class _Rows:
     """Renders FDEs of one section; see dump_chunks."""
 
-    def __init__(self, dec: Decoder, vma: int) -> None:
+    def __init__(self, dec: Decoder, vma: int, out: list[str]) -> None:
+        """Rendered FDEs are appended to `out` (the caller joins and clears it)."""
         h = self.h = dec.header
         self.dec, self.vma = dec, vma
         self.v3 = h.version == C.VERSION_3
@@ -237,11 +232,10 @@ class _Rows:
         self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
         self.templates: dict[tuple, str] = {}
         self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
-        self.append: Callable[[str], None] = print  # set by render()
-
-    def render(self, begin: int, stop: int, out: list[str]) -> int:
-        """Append FDEs begin..stop-1 to `out`; returns stop."""
         self.append = out.append
+
+    def render(self, begin: int, stop: int) -> int:
+        """Append FDEs begin..stop-1 to the output list; returns stop."""
         self.blocks.run(begin, stop, self._fde_text, self._decoded)
         return stop
 

@@ -22,7 +22,7 @@ from operator import itemgetter
 from ..errors import DecodeError
 from . import constants as C
 from .decode import Decoder, check_fde_array, check_fre_subsection
-from .model import FDE
+from .model import FDE, FRE
 
 Tokens = list[tuple[bytes, bytes]]
 _START = itemgetter(0)
@@ -128,3 +128,14 @@ def starts_of(toks: Tokens, asz: int, big_endian: bool) -> bytes | tuple[int, ..
         return joined
     return struct.unpack((">" if big_endian else "<") + str(len(toks))
                          + ("H" if asz == 2 else "I"), joined)
+
+
+_WORD_CODE = {1: "b", 2: "h", 4: "i"}
+
+
+def token_fre(rest: bytes, big_endian: bool) -> FRE:
+    """The FRE (start 0) of a token's info + data-word bytes; the token pattern made sure
+    the bytes are exactly what the info byte says."""
+    info = rest[0]
+    code = _WORD_CODE[C.WORD_SIZE[(info >> 5) & 3]] * ((info >> 1) & 0xF)
+    return FRE(0, info, struct.unpack((">" if big_endian else "<") + code, rest[1:]))

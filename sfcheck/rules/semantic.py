@@ -10,7 +10,6 @@ first differing range and both rules.
 
 from __future__ import annotations
 
-import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import ABIS, Abi
 from ..format.decode import Decoder
-from ..format.fre_blocks import FreBlocks, Tokens, starts_of
+from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
 from ..format.fre_rules import RegRule, fre_rules, intern
 from ..format.model import FDE, FRE, Header
 from ..result import Severity
@@ -205,14 +204,8 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | Non
         key = (flex, fre.info, fre.words)
         got = memo.get(key)
         if got is None:
-            try:
-                cfa, ra, fp = fre_rules(h, flex, fre, abi)
-            except ValueError:
-                cfa = ra = fp = None
-            if ra is None and abi.ra is None:
-                ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
-            got = memo[key] = (intern(cfa), intern(ra), intern(fp))
-        if got[0] is None:
+            got = memo[key] = _rules_of(h, flex, fre, abi)
+        if got is None:
             return None
         rows.append(_SRow(j, *got))
     return rows
@@ -235,26 +228,15 @@ class _Settle:
     def __init__(self, h: Header, abi: Abi) -> None:
         self.h, self.abi = h, abi
         self.v3 = h.version == C.VERSION_3
-        self.order = ">" if h.big_endian else "<"
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
 
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
-        info = rest[0]
-        n = (info >> 1) & 0xF
-        if n == 0:  # outermost frame (v1 has no such FRE: _sframe_rows gives up)
+        # No data words: the outermost frame (v1 has no such FRE: _sframe_rows gives up).
+        if not (rest[0] >> 1) & 0xF:
             return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
-        code = {1: "b", 2: "h", 4: "i"}[C.WORD_SIZE[(info >> 5) & 3]]
-        fre = FRE(0, info, struct.unpack(self.order + code * n, rest[1:]))
-        try:
-            cfa, ra, fp = fre_rules(h, False, fre, abi)
-        except ValueError:
-            return _NO_ROWS
-        if cfa is None:
-            return _NO_ROWS
-        if ra is None and abi.ra is None:
-            ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
-        return (intern(cfa), intern(ra), intern(fp))
+        got = _rules_of(h, False, token_fre(rest, h.big_endian), abi)
+        return _NO_ROWS if got is None else got
 
     def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
               eh: EhFde) -> bool:
@@ -276,27 +258,32 @@ class _Settle:
             if r is None:
                 r = rules[rest] = self._rules(rest)
             if r is _NO_ROWS:
-                return True
-            if st < size and r is not last:
-                if r is _OUTERMOST:
-                    return False
-                if r != last:
-                    mine.append((st, r))
-                last = r
+                return True  # every FRE is read, as _sframe_rows does, even past the end
+            if st >= size or r is last:
+                continue
+            if r is _OUTERMOST:
+                return False
+            if r != last:
+                mine.append((st, r))
+            last = r
         if eh.start != start or not eh.rel:
             return False
-        theirs: list[tuple[int, object]] = []
-        last = None
-        for row in eh.rel:
-            if row.pc >= size:
-                break
-            if type(row.cfa) is not RegRule:
-                return False
-            r = (row.cfa, row.ra, row.fp)
-            if r != last:
-                theirs.append((row.pc, r))
-                last = r
-        return mine == theirs
+        return mine == _eh_steps(eh, size)
+
+
+def _rules_of(h: Header, flex: bool, fre: FRE, abi: Abi) -> tuple | None:
+    """(CFA, RA, FP) of an FRE with data words, interned; None when it cannot be read as
+    rules (the structural rules report why). An RA the ABI keeps at a fixed offset comes
+    from the header."""
+    try:
+        cfa, ra, fp = fre_rules(h, flex, fre, abi)
+    except ValueError:
+        return None
+    if cfa is None:
+        return None
+    if ra is None and abi.ra is None:
+        ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
+    return (intern(cfa), intern(ra), intern(fp))
 
 
 def _rep(fde: FDE, h: Header) -> int:
@@ -413,7 +400,7 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
     end = start + size
     for eh in overlaps:
         lo, hi = max(start, eh.start), min(end, eh.end)
-        if lo >= hi or not eh.rows:
+        if lo >= hi or not eh.rel:
             continue
         pcs = [r.pc for r in eh.rows]
         windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
@@ -429,28 +416,35 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
 def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) -> bool:
     """True when a PCINC FDE and the one .eh_frame FDE covering it list the same rules at
     the same offsets (after merging repeated rows): then every PC agrees."""
-    if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rows:
+    if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rel:
         return False
-    mine: list[tuple] = []
+    mine: list[tuple[int, tuple]] = []
     for f, r in zip(fde.fres, rows, strict=True):
         if f.start >= size:
             break
         if r.cfa is None:
             return False
-        item = (f.start, r.cfa, r.ra, r.fp)
-        if not mine or mine[-1][1:] != item[1:]:
-            mine.append(item)
-    theirs: list[tuple] = []
-    end = start + size
-    for r in eh.rows:
-        if r.pc >= end:
+        rules = (r.cfa, r.ra, r.fp)
+        if not mine or mine[-1][1] != rules:
+            mine.append((f.start, rules))
+    return mine == _eh_steps(eh, size)
+
+
+def _eh_steps(eh: EhFde, size: int) -> list[tuple[int, tuple]] | None:
+    """`eh`'s rows at offsets below `size` as (offset, (CFA, RA, FP)), repeated rules merged;
+    None when a CFA there is not register + offset. Relative rows: no absolute ones built."""
+    steps: list[tuple[int, tuple]] = []
+    last = None
+    for row in eh.rel:
+        if row.pc >= size:
             break
-        if not isinstance(r.cfa, RegRule):
-            return False
-        item = (r.pc - start, r.cfa, r.ra, r.fp)
-        if not theirs or theirs[-1][1:] != item[1:]:
-            theirs.append(item)
-    return mine == theirs
+        if not isinstance(row.cfa, RegRule):
+            return None
+        rules = (row.cfa, row.ra, row.fp)
+        if rules != last:
+            steps.append((row.pc, rules))
+            last = rules
+    return steps
 
 
 def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts: list[int],
@@ -487,7 +481,7 @@ def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts:
 
 def skip_reason(eh: EhFde, abi: Abi) -> str | None:
     """Why gas would leave this function out of SFrame, read from its CFI; None if no reason."""
-    for r in eh.rows:
+    for r in eh.rel:  # the rules only: no absolute rows needed
         if isinstance(r.cfa, CfaExpr | Opaque):
             return "CFA given by a DWARF expression (DRAP, stack realignment, signal frame)"
         if r.cfa.reg not in (abi.sp, abi.fp):
