@@ -37,11 +37,10 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
-    """Open `path` read-only without blocking; refuse anything but a regular file.
-
-    Returns the descriptor (the caller closes it) and its `fstat`.
-    """
+def open_fd(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """Open `path` read-only without blocking, whatever its type; the descriptor (the caller
+    closes it) and its `fstat`, for callers that accept more than regular files (a path
+    list may be a FIFO)."""
     label = os.fsdecode(path)
     try:
         fd = os.open(path, _FLAGS)
@@ -52,9 +51,19 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     except OSError as exc:
         os.close(fd)
         raise InputFileError(f"cannot read file: {exc.strerror or exc}", label) from None
+    return fd, st
+
+
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """Open `path` read-only without blocking; refuse anything but a regular file.
+
+    Returns the descriptor (the caller closes it) and its `fstat`.
+    """
+    fd, st = open_fd(path)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise InputFileError(f"{_kind(st.st_mode)}, not a regular file: refused", label)
+        raise InputFileError(f"{_kind(st.st_mode)}, not a regular file: refused",
+                             os.fsdecode(path))
     return fd, st
 
 
