@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import translate
 
 from .errors import SfcheckError
+from .fileio import InputFileError, read_bounded
 from .result import FileResult, Finding
 from .rules import RULES
 from .rules.registry import GROUPS
@@ -35,6 +38,12 @@ UNWAIVABLE: frozenset[str] = frozenset({
     "layout-fre-overlap", "fre-datawords-size"})
 
 _KEYS = {"rule", "path", "function", "pc", "package", "reason"}
+MAX_WAIVER_FILE = 16 << 20  # bytes; a waiver file is written by hand
+
+
+def _glob(pattern: str) -> Callable[[str], re.Match[str] | None]:
+    """A compiled fnmatchcase: built once per waiver, not once per finding."""
+    return re.compile(translate(pattern)).match
 
 
 class WaiverError(SfcheckError):
@@ -50,6 +59,17 @@ class Waiver:
     function: str | None = None
     pc: int | None = None
     package: str | None = None
+    _path_re: Callable[[str], object] = field(init=False, repr=False, compare=False)
+    _package_re: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
+    _function_re: Callable[[str], object] | None = field(init=False, repr=False,
+                                                        compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: the compiled globs are set once, here
+        set_(self, "_path_re", _glob(self.path))
+        set_(self, "_package_re", _glob(self.package) if self.package is not None else None)
+        set_(self, "_function_re",
+             _glob(self.function) if self.function is not None else None)
 
     def covers_rule(self, rule: str) -> bool:
         if rule in UNWAIVABLE:
@@ -57,26 +77,24 @@ class Waiver:
         return rule == self.rule or (rule in RULES and RULES[rule].group == self.rule)
 
     def covers_path(self, res: FileResult) -> bool:
-        names = {res.path, res.path.removeprefix("./")}
-        if res.member is not None:
-            last = res.member.rsplit(":", 1)[-1]
-            names |= {res.member, res.member.removeprefix("./"), last, last.removeprefix("./")}
-        if not any(fnmatchcase(n, self.path) for n in names):
+        if not any(self._path_re(n) for n in _names(res)):
             return False
-        if self.package is None:
+        if self._package_re is None:
             return True
         pkg = res.package or ""
-        return fnmatchcase(pkg, self.package) or fnmatchcase(os.path.basename(pkg),
-                                                             self.package)
+        return bool(self._package_re(pkg) or self._package_re(os.path.basename(pkg)))
 
-    def covers(self, res: FileResult, finding: Finding) -> bool:
-        if not self.covers_rule(finding.rule) or not self.covers_path(res):
-            return False
+    def covers_location(self, finding: Finding) -> bool:
+        """The pc and function conditions (the rule and path are checked apart)."""
         loc = finding.location
         if self.pc is not None and loc.pc != self.pc:
             return False
-        return self.function is None or (loc.function is not None
-                                         and fnmatchcase(loc.function, self.function))
+        return self._function_re is None or (loc.function is not None
+                                             and bool(self._function_re(loc.function)))
+
+    def covers(self, res: FileResult, finding: Finding) -> bool:
+        return (self.covers_rule(finding.rule) and self.covers_path(res)
+                and self.covers_location(finding))
 
     def describe(self) -> str:
         where = self.path + (f" in {self.package}" if self.package else "")
@@ -85,7 +103,17 @@ class Waiver:
         return f"waiver #{self.index} ({self.rule} on {where}{what})"
 
     def as_dict(self) -> dict[str, object]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.init and getattr(self, f.name) is not None}
+
+
+def _names(res: FileResult) -> set[str]:
+    """The names a waiver's `path` glob is tried on: the reported path and the member."""
+    names = {res.path, res.path.removeprefix("./")}
+    if res.member is not None:
+        last = res.member.rsplit(":", 1)[-1]
+        names |= {res.member, res.member.removeprefix("./"), last, last.removeprefix("./")}
+    return names
 
 
 def parse_waivers(text: str, source: str = "<waivers>") -> list[Waiver]:
@@ -95,6 +123,10 @@ def parse_waivers(text: str, source: str = "<waivers>") -> list[Waiver]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WaiverError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses per nested array or inline table; the file is hand-written.
+        raise WaiverError(f"{source}: not a waiver file: arrays or tables nested too deeply") \
+            from None
     extra = set(doc) - {"waiver"}
     if extra:
         raise WaiverError(f"{source}: unknown top-level key(s) {', '.join(sorted(extra))} "
@@ -137,12 +169,13 @@ def _waiver(entry: object, index: int, source: str) -> Waiver:
 
 
 def load_waivers(path: str) -> list[Waiver]:
+    """The waivers of a regular file (no device or FIFO; at most MAX_WAIVER_FILE bytes)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise WaiverError(f"{path}: cannot read waiver file: {reason}") from None
+        text = read_bounded(path, MAX_WAIVER_FILE).decode("utf-8")
+    except InputFileError as exc:
+        raise WaiverError(f"{path}: cannot read waiver file: {exc.message}") from None
+    except UnicodeDecodeError as exc:
+        raise WaiverError(f"{path}: cannot read waiver file: {exc}") from None
     return parse_waivers(text, path)
 
 
@@ -153,15 +186,50 @@ def needs_symbols(waivers: list[Waiver]) -> bool:
 
 def apply_waivers(files: list[FileResult], waivers: list[Waiver]) -> list[Waiver]:
     """Mark covered findings waived (the first matching waiver's reason, in file order);
-    return the waivers that covered nothing."""
+    return the waivers that covered nothing.
+
+    Linear in files x waivers: each waiver's path and package globs run once per file;
+    a finding then meets only the waivers that matched its file with its rule (or group)
+    and its pc (or none), and findings with the same rule, pc and function share one answer.
+    """
     used: set[int] = set()
     if not waivers:
         return []
     for res in files:
+        if not res.findings:
+            continue
+        index: _Index = {}
+        for w in waivers:
+            if w.covers_path(res):
+                index.setdefault((w.rule, w.pc), []).append(w)
+        if not index:
+            continue
+        memo: dict[tuple[str, int | None, str | None], Waiver | None] = {}
         for i, finding in enumerate(res.findings):
-            for w in waivers:
-                if w.covers(res, finding):
-                    res.findings[i] = dataclasses.replace(finding, waived=w.reason)
-                    used.add(w.index)
-                    break
+            loc = finding.location
+            key = (finding.rule, loc.pc, loc.function)
+            if key not in memo:
+                memo[key] = _first(finding, index)
+            w = memo[key]
+            if w is not None:
+                res.findings[i] = dataclasses.replace(finding, waived=w.reason)
+                used.add(w.index)
     return [w for w in waivers if w.index not in used]
+
+
+# The waivers that matched one file, by (rule or group, pc or None).
+_Index = dict[tuple[str, int | None], list[Waiver]]
+
+
+def _first(finding: Finding, index: _Index) -> Waiver | None:
+    """The first waiver (in file order) of the finding's rule or group, for any pc or for
+    the finding's, that covers it."""
+    if finding.rule in UNWAIVABLE:
+        return None
+    rule = RULES.get(finding.rule)
+    names = {finding.rule} | ({rule.group} if rule is not None else set())
+    pcs = {None, finding.location.pc}
+    lists = [index[k] for k in ((n, pc) for n in names for pc in pcs) if k in index]
+    candidates = lists[0] if len(lists) == 1 else sorted(
+        (w for ws in lists for w in ws), key=lambda w: w.index)
+    return next((w for w in candidates if w.covers_location(finding)), None)

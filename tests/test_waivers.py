@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sfcheck.cli import main
 from sfcheck.result import FileResult, Finding, Location, Severity
 from sfcheck.rules import RULES
 from sfcheck.scan import ScanConfig, scan
 from sfcheck.waivers import (
+    MAX_WAIVER_FILE,
     UNWAIVABLE,
+    Waiver,
     WaiverError,
     apply_waivers,
     load_waivers,
@@ -21,6 +30,8 @@ from sfcheck.waivers import (
 )
 
 from archives import LIB_V1, dpkg_deb
+from bounded import MiB, one_line_error, run_sfcheck
+from helpers import ROOT
 
 
 def waiver_toml(**fields: object) -> str:
@@ -162,3 +173,108 @@ def test_bad_waiver_file_is_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
     wfile.write_text(waiver_toml(rule="layout-fre-bounds", path="*", reason="no"))
     assert main(["check", "--waivers", str(wfile), str(LIB_V1)]) == 2
     assert "cannot be waived" in capsys.readouterr().err
+
+
+# --- hostile waiver files and scale ---------------------------------------------------
+
+_RULE_IDS = sorted(r for r in RULES if r not in UNWAIVABLE)[:6] + sorted(UNWAIVABLE)[:1]
+
+
+@st.composite
+def _waiver_cases(draw: st.DrawFn) -> tuple[list[FileResult], list[Waiver]]:
+    paths = ["a/x.so", "./b/y.so", "c.deb"]
+    files = []
+    for i in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(paths))
+        res = FileResult(path, package=path if i % 2 else None,
+                         member="./usr/lib/m.so" if i % 2 else None)
+        for _ in range(draw(st.integers(0, 6))):
+            rule = draw(st.sampled_from(_RULE_IDS))
+            res.findings.append(Finding(rule, RULES[rule].severity, "m", Location(
+                path, ".sframe", pc=draw(st.sampled_from([None, 0x10, 0x20])),
+                function=draw(st.sampled_from([None, "foo", "bar_1"])))))
+        files.append(res)
+    waivers = []
+    for i in range(draw(st.integers(0, 8))):
+        rule = draw(st.sampled_from([r for r in _RULE_IDS if r not in UNWAIVABLE]
+                                    + sorted({RULES[r].group for r in _RULE_IDS})))
+        waivers.append(Waiver(i + 1, rule, draw(st.sampled_from(["*", "*.so", "a/*", "m.so",
+                                                                  "*/m.so", "c*"])),
+                              "r", draw(st.sampled_from([None, "foo", "bar*"])),
+                              draw(st.sampled_from([None, 0x10])),
+                              draw(st.sampled_from([None, "c.deb", "*.deb"]))))
+    return files, waivers
+
+
+@given(_waiver_cases())
+def test_indexed_matching_equals_first_covering_waiver(case: tuple) -> None:
+    """apply_waivers (indexed, memoised) gives each finding the first waiver, in file order,
+    whose `covers` is true: the plain definition, computed here the slow way."""
+    files, waivers = case
+    expected = [[next((f"r{w.index}" for w in waivers if w.covers(res, f)), None)
+                 for f in res.findings] for res in files]
+    used = {int(e[1:]) for exp in expected for e in exp if e is not None}
+    # Each reason names its waiver, so the chosen one is visible in `waived`.
+    unused = apply_waivers(files, [dataclasses.replace(w, reason=f"r{w.index}")
+                                   for w in waivers])
+    assert [[f.waived for f in res.findings] for res in files] == expected
+    assert [w.index for w in unused] == [w.index for w in waivers if w.index not in used]
+
+
+def test_waiver_file_dev_zero_is_one_line() -> None:
+    run = run_sfcheck(["check", "--waivers", "/dev/zero", str(LIB_V1)], cpu_seconds=20,
+                      address_space=1024 * MiB)
+    assert run.status == 2
+    line = one_line_error(run)
+    assert "/dev/zero" in line and "character device" in line
+
+
+def test_waiver_file_too_big_refused(tmp_path: Path) -> None:
+    big = tmp_path / "w.toml"
+    with big.open("wb") as f:
+        f.truncate(MAX_WAIVER_FILE + 1)
+    with pytest.raises(WaiverError, match="larger than"):
+        load_waivers(str(big))
+
+
+def test_deeply_nested_waiver_file_is_one_line(tmp_path: Path) -> None:
+    wfile = tmp_path / "w.toml"
+    wfile.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    run = run_sfcheck(["check", "--waivers", str(wfile), str(LIB_V1)], cpu_seconds=20,
+                      address_space=1024 * MiB)
+    assert run.status == 2
+    assert "nested too deeply" in one_line_error(run)
+
+
+_MANY_GLOBS = """
+import sys
+from sfcheck.result import FileResult, Finding, Location, Severity
+from sfcheck.waivers import parse_waivers, apply_waivers
+files = []
+for i in range(100):
+    res = FileResult(f"pkg/usr/lib/lib{i}.so")
+    res.findings = [Finding("fde-overlap", Severity.ERROR, "m",
+                            Location(res.path, ".sframe", pc=0x1000 + 16 * k, function=f"f{k}"))
+                    for k in range(1000)]
+    files.append(res)
+text = "".join(
+    f'[[waiver]]\\nrule = "fde-overlap"\\npath = "*/lib*{i % 10}*.so"\\npc = {0x900000 + i}\\n'
+    f'function = "*g*{i}"\\nreason = "r"\\n' for i in range(3000))
+ws = parse_waivers(text)
+unused = apply_waivers(files, ws)
+print(len(ws), len(unused), sum(f.waived is not None for r in files for f in r.findings))
+"""
+
+
+def test_thousands_of_globs_over_100_files_linear() -> None:
+    """3,000 path/pc/function waivers over 100 files of 1,000 findings: the plain product
+    is 3e8 glob tests (minutes); the indexed matcher stays within a 20 s CPU limit."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
+
+    proc = subprocess.run([sys.executable, "-c", _MANY_GLOBS], capture_output=True, text=True,
+                          env=env, preexec_fn=limit)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["3000", "3000", "0"]
