@@ -126,6 +126,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .checker import Options
+    from .fileio import InputFileError
     from .inputs import Limits, read_path_list
     from .result import Severity
     from .scan import ScanConfig, default_jobs, progress_stream, scan
@@ -140,12 +141,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         paths = list(args.files)
         if args.from_file:
             paths += read_path_list(args.from_file)
-    except (ValueError, WaiverError) as exc:
+    except (ValueError, WaiverError, InputFileError) as exc:
         print(f"sfcheck: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        print(f"sfcheck: error: cannot read {args.from_file}: {exc.strerror or exc}",
-              file=sys.stderr)
         return EXIT_USAGE
     if not paths:
         print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)

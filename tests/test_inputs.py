@@ -5,9 +5,15 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import json
 import lzma
+import os
+import shutil
 import subprocess
 import tarfile
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,9 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfcheck.checker import check_elf
+from sfcheck.fileio import InputFileError
 from sfcheck.inputs import ArchiveError, Limits, archive_members, classify, read_path_list, walk
 from sfcheck.inputs.ar import ar_entries
 from sfcheck.inputs.limits import Budget, PathGuard
+from sfcheck.inputs.walk import MAX_TREE_DEPTH
 from sfcheck.result import Skipped
 
 from archives import (
@@ -36,6 +44,7 @@ from archives import (
     tar_bytes,
     zstd_tar,
 )
+from bounded import MiB, one_line_error, run_sfcheck
 
 FILES = {"usr/lib/x86_64-linux-gnu/libcorpus.so.3": LIB_V3, "usr/bin/exe_pie": EXE_V2,
          "usr/share/doc/t/README": b"not an ELF file\n"}
@@ -354,3 +363,105 @@ def test_read_path_list(tmp_path: Path) -> None:
 def test_ar_reader_rejects_non_ar() -> None:
     with pytest.raises(ArchiveError, match="not an ar archive"):
         list(ar_entries(io.BytesIO(b"hello world"), Budget(Limits())))
+
+
+def test_path_list_refuses_devices_and_bounds_entries(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="not a regular file or a FIFO"):
+        read_path_list("/dev/zero")
+    long = tmp_path / "long"
+    long.write_bytes(b"a\n" + b"x" * 5000 + b"\n")
+    with pytest.raises(InputFileError, match="entry 2 is longer than 4096"):
+        read_path_list(str(long))
+    with pytest.raises(InputFileError, match="No such file"):
+        read_path_list(str(tmp_path / "missing"))
+
+
+def test_path_list_from_a_fifo_waits_for_its_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "list"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        time.sleep(0.2)  # the reader is already waiting: a non-blocking read would see EOF
+        fifo.write_text("a\nb\n")
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert read_path_list(str(fifo)) == ["a", "b"]
+    finally:
+        t.join()
+
+
+def test_cli_from_file_dev_zero_is_one_line() -> None:
+    run = run_sfcheck(["check", "--from-file", "/dev/zero"], cpu_seconds=20,
+                      address_space=1024 * MiB)
+    assert run.status == 2
+    line = one_line_error(run)
+    assert "/dev/zero" in line and "FIFO" in line
+
+
+def _os_walk_order(root: Path) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        out += [os.path.join(dirpath, f) for f in sorted(filenames)
+                if not os.path.islink(os.path.join(dirpath, f))]
+    return out
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abAB_1"), min_size=1, max_size=3), min_size=1,
+                max_size=12))
+def test_walk_order_is_os_walk_order(tmp_path: Path, shapes: list[list[str]]) -> None:
+    """The iterative walk lists the files os.walk (sorted) would, in the same order."""
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    for parts in shapes:
+        d = root.joinpath(*parts[:-1])
+        with contextlib.suppress(FileExistsError, NotADirectoryError):  # a file is there
+            d.mkdir(parents=True, exist_ok=True)
+            if not (d / parts[-1]).exists():
+                (d / parts[-1]).write_bytes(b"x")
+    got = [i.path for i in walk([str(root)], Skipped())]
+    assert got == _os_walk_order(root)
+
+
+def test_walk_counts_links_to_directories(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"x")
+    (tmp_path / "to-dir").symlink_to(tmp_path / "d")
+    (tmp_path / "to-file").symlink_to(tmp_path / "d" / "f")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    skipped = Skipped()
+    assert [i.path for i in walk([str(tmp_path)], skipped)] == [str(tmp_path / "d" / "f")]
+    assert skipped.links == 3
+
+
+def test_walk_depth_bound_is_an_error_not_a_recursion(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(MAX_TREE_DEPTH + 5):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "lost.so").write_bytes(b"x")
+    got = list(walk([str(tmp_path)], Skipped()))
+    assert len(got) == 1 and got[0].explicit and got[0].error is not None
+    assert f"nested deeper than {MAX_TREE_DEPTH} levels" in got[0].error
+    assert got[0].path.count("/d") == MAX_TREE_DEPTH
+
+
+def test_cli_tree_1000_deep(tmp_path: Path) -> None:
+    """The issue's row: 1,000 nested directories (RecursionError in os.walk before)."""
+    deep = tmp_path / "t"
+    for i in range(1000):
+        deep = deep / "d"
+        if i == 100:
+            deep.mkdir(parents=True)
+            shutil.copy(LIB_V3, deep / "lib.so")
+    deep.mkdir(parents=True)
+    shutil.copy(LIB_V3, deep / "lost.so")
+    run = run_sfcheck(["check", "-j", "1", "--format", "json", str(tmp_path / "t")],
+                      cpu_seconds=30, address_space=1024 * MiB)
+    assert run.status == 2 and "Traceback" not in run.stderr
+    files = json.loads(run.stdout)["files"]
+    assert [f["path"].endswith("/lib.so") for f in files] == [True, False]
+    assert f"nested deeper than {MAX_TREE_DEPTH} levels" in files[1]["error"]
