@@ -25,7 +25,7 @@ BAD = CORPUS / "bad" / "lld_2obj.so"
 OBJ_V3 = CORPUS / "v3" / "lib.o"
 
 
-_PACKAGE = {"rpmbuild": "rpm", "dpkg-deb": "dpkg", "ar": "binutils"}
+_PACKAGE = {"rpmbuild": "rpm", "dpkg-deb": "dpkg", "ar": "binutils", "tar": "tar"}
 
 
 def need(tool: str) -> str:
@@ -146,3 +146,20 @@ def rpmbuild(tmp: Path, files: dict[str, Path | bytes], payload: str = "w19.zstd
     subprocess.run([*args, str(spec)], check=True, capture_output=True)
     (built,) = (top / "RPMS").glob("*/*.rpm")
     return built
+
+
+def sparse_tar(tmp: Path, size: int, fmt: str = "gnu") -> bytes:
+    """A tar (GNU tar --sparse) holding one file of `size` bytes that are almost all hole:
+    a few KB on disk and in the archive, `size` bytes when read back."""
+    tool = need("tar")
+    src = tmp / "sparse-src"
+    src.mkdir(exist_ok=True)
+    big = src / "big.bin"
+    with big.open("wb") as f:
+        f.write(b"data")
+        f.truncate(size)
+    out = tmp / f"sparse-{fmt}.tar"
+    subprocess.run([tool, f"--format={fmt}", "--sparse", "-cf", str(out), "-C", str(src),
+                    "big.bin"], check=True, capture_output=True)
+    big.unlink()
+    return out.read_bytes()

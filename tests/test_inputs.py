@@ -41,6 +41,7 @@ from archives import (
     link,
     need,
     rpmbuild,
+    sparse_tar,
     tar_bytes,
     zstd_tar,
 )
@@ -120,9 +121,43 @@ def test_static_library_inside_deb_is_opened(tmp_path: Path) -> None:
     got, skipped = members(deb)
     assert list(got) == ["./usr/lib/libx.a:a.o"]
     assert skipped.non_elf == 1
-    # ... but not past max_depth.
-    got, skipped = members(deb, Limits(max_depth=1))
-    assert got == {} and skipped.non_elf == 1
+    # ... but not past max_depth: then the library is an error, never a quiet skip.
+    skipped = Skipped()
+    (m,) = archive_members(str(deb), "deb", Limits(max_depth=1), skipped)
+    assert (m.member, m.data, skipped.non_elf) == ("./usr/lib/libx.a", None, 0)
+    assert m.error is not None and "nested deeper than 1 archive layers" in m.error
+
+
+def test_nesting_depth_and_tar_inside_packages(tmp_path: Path) -> None:
+    """tar -> .deb -> data.tar -> .tar.gz -> .a -> member: each layer opened to max_depth."""
+    lib = ar_bytes([("a.o", LIB_V3.read_bytes())])
+    inner_tgz = tar_bytes([("./lib/libx.a", lib), ("./x.so", LIB_V1.read_bytes())], "w:gz")
+    deb = deb_bytes(tar_bytes([("./usr/src/bundle.tar.gz", inner_tgz)]))
+    outer = write(tmp_path, "outer.tar", tar_bytes([("pkgs/t.deb", deb)]))
+    got, _ = members(outer)
+    assert list(got) == ["pkgs/t.deb:./usr/src/bundle.tar.gz:./lib/libx.a:a.o",
+                         "pkgs/t.deb:./usr/src/bundle.tar.gz:./x.so"]
+    skipped = Skipped()
+    ms = list(archive_members(str(outer), "tar", Limits(max_depth=3), skipped))
+    assert [(m.member, m.error is not None) for m in ms] == [
+        ("pkgs/t.deb:./usr/src/bundle.tar.gz:./lib/libx.a", True),
+        ("pkgs/t.deb:./usr/src/bundle.tar.gz:./x.so", False)]
+    # A gzip stream that is no tar but named like one is an error, not a pass.
+    bad = write(tmp_path, "bad.tar", tar_bytes([("x.tar.gz", gzip.compress(b"x" * 600))]))
+    assert "tar" in refused(bad)
+    # A .gz that is not named as a tar (a man page) is data, skipped.
+    _, skipped = members(write(tmp_path, "man.tar", tar_bytes([("x.1.gz", gzip.compress(
+        b"x"))])))
+    assert skipped.non_elf == 1
+
+
+def test_duplicate_ar_member_names_told_apart(tmp_path: Path) -> None:
+    lib = write(tmp_path, "libx.a", ar_bytes([("lib.o", LIB_V3.read_bytes()),
+                                              ("lib.o", LIB_V1.read_bytes()),
+                                              ("lib.o", EXE_V2.read_bytes())]))
+    got, _ = members(lib)
+    assert got == {"lib.o": LIB_V3.read_bytes(), "lib.o#2": LIB_V1.read_bytes(),
+                   "lib.o#3": EXE_V2.read_bytes()}
 
 
 @pytest.mark.parametrize("mode,name", [("w", "t.tar"), ("w:gz", "t.tar.gz"),
@@ -246,8 +281,73 @@ def test_hostile_ar_headers(tmp_path: Path) -> None:
     assert "escapes" in refused(write(tmp_path, "trav.a", traversal))
 
 
+@pytest.mark.parametrize("fmt", ["gnu", "posix"])
+def test_sparse_tar_members_count_their_expanded_size(tmp_path: Path, fmt: str) -> None:
+    """Issue 19.2: a few-KB tar with a 4 GiB sparse member, alone or as a .deb's data.tar,
+    is refused by --max-archive-bytes before the holes are read (they never pass through
+    the bounded stream, so they are charged up front)."""
+    tar = sparse_tar(tmp_path, 4 << 30, fmt)
+    assert len(tar) < 64 << 10
+    assert "expands to more than" in refused(write(tmp_path, "s.tar", tar),
+                                             Limits(max_bytes=1_000_000))
+    deb = write(tmp_path, "s.deb", deb_bytes(tar))
+    run = run_sfcheck(["check", "--max-archive-bytes", "1000000", str(deb)], cpu_seconds=20,
+                      address_space=1024 * MiB)
+    assert run.status == 2 and "expands to more than 1000000 bytes" in run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_long_member_paths_linear_and_capped(tmp_path: Path) -> None:
+    """Issue 19.4: path checks are linear in the path (a trie of symlink members), and a
+    path longer than 4096 bytes is refused."""
+    guard = PathGuard()
+    for i in range(2000):
+        guard.symlink(f"l{i}/" + "a/" * 10 + "link")
+    deep = "/".join(["a"] * 2047)  # 4093 bytes, 2047 components
+    for _ in range(2000):  # quadratic before: ~2000 * 2047 prefix joins of ~2 KB each
+        assert guard.check(deep) == deep
+    with pytest.raises(ArchiveError, match="longer than 4096 bytes"):
+        guard.check("a/" * 3000)
+    tar = tar_bytes([("x/" * 100_000 + "f.so", b"x")], "w:gz")  # one pax path of 200 KB
+    run = run_sfcheck(["check", str(write(tmp_path, "long.tar.gz", tar))], cpu_seconds=10,
+                      address_space=1024 * MiB)
+    assert run.status == 2 and "longer than 4096 bytes" in run.stdout
+
+
+def test_rpm_header_reader_agrees_with_rpmfile(tmp_path: Path) -> None:
+    from sfcheck.inputs.rpm import _payload
+
+    for payload in ("w9.gzdio", "w19.zstdio", "w2.xzdio"):
+        path = rpmbuild(tmp_path, FILES, payload, name=f"p{payload[1]}")
+        with rpmfile.open(str(path)) as r:
+            tags = r.headers
+        with path.open("rb") as f:
+            offset, fmt, comp = _payload(f, Budget(Limits()))
+        assert (fmt, comp) == (tags["archive_format"].decode(),
+                               tags["archive_compression"].decode())
+        assert offset == r.data_offset
+
+
 def test_hostile_rpm_headers(tmp_path: Path) -> None:
     rpm = bytearray(rpmbuild(tmp_path, FILES, "w9.gzdio").read_bytes())
+    sig_n, sig_size = int.from_bytes(rpm[104:108], "big"), int.from_bytes(rpm[108:112], "big")
+    main = 96 + 16 + 16 * sig_n + sig_size
+    main += -main % 8
+    nindex = int.from_bytes(rpm[main + 8:main + 12], "big")
+    entries = [(main + 16 + 16 * i, int.from_bytes(rpm[main + 16 + 16 * i:main + 20 + 16 * i],
+                                                    "big")) for i in range(nindex)]
+    (comp_at,) = [at for at, tag in entries if tag == 1125]  # PAYLOADCOMPRESSOR
+    past = bytearray(rpm)
+    past[comp_at + 8:comp_at + 12] = (0x7FFFFFF0).to_bytes(4, "big")  # offset past the store
+    assert "points past the header" in refused(write(tmp_path, "past.rpm", bytes(past)))
+    typed = bytearray(rpm)
+    typed[comp_at + 4:comp_at + 8] = (4).to_bytes(4, "big")  # INT32, not a string
+    assert "not a string" in refused(write(tmp_path, "typed.rpm", bytes(typed)))
+    count = bytearray(rpm)  # a lying count is never used: only the string is read
+    for at, _ in entries:
+        count[at + 12:at + 16] = (0xFFFFFFFF).to_bytes(4, "big")
+    got, _ = members(write(tmp_path, "count.rpm", bytes(count)))
+    assert set(got) == {"./usr/lib/x86_64-linux-gnu/libcorpus.so.3", "./usr/bin/exe_pie"}
     huge = bytearray(rpm)
     huge[96 + 8:96 + 12] = (0x7FFFFFFF).to_bytes(4, "big")  # signature index count
     assert "claims" in refused(write(tmp_path, "huge.rpm", bytes(huge)))
@@ -437,13 +537,27 @@ def test_walk_counts_links_to_directories(tmp_path: Path) -> None:
     assert skipped.links == 3
 
 
+def _remove_chain(top: Path) -> None:
+    """Remove a deep tree of single-child directories without recursion."""
+    chain = [top]
+    while subdirs := [p for p in chain[-1].iterdir() if p.is_dir()]:
+        chain.append(subdirs[0])
+    for d in reversed(chain):
+        for p in d.iterdir():
+            p.unlink()
+        d.rmdir()
+
+
 def test_walk_depth_bound_is_an_error_not_a_recursion(tmp_path: Path) -> None:
     deep = tmp_path
     for _ in range(MAX_TREE_DEPTH + 5):
         deep = deep / "d"
     deep.mkdir(parents=True)
     (deep / "lost.so").write_bytes(b"x")
-    got = list(walk([str(tmp_path)], Skipped()))
+    try:
+        got = list(walk([str(tmp_path)], Skipped()))
+    finally:
+        _remove_chain(tmp_path / "d")
     assert len(got) == 1 and got[0].explicit and got[0].error is not None
     assert f"nested deeper than {MAX_TREE_DEPTH} levels" in got[0].error
     assert got[0].path.count("/d") == MAX_TREE_DEPTH
@@ -459,8 +573,11 @@ def test_cli_tree_1000_deep(tmp_path: Path) -> None:
             shutil.copy(LIB_V3, deep / "lib.so")
     deep.mkdir(parents=True)
     shutil.copy(LIB_V3, deep / "lost.so")
-    run = run_sfcheck(["check", "-j", "1", "--format", "json", str(tmp_path / "t")],
-                      cpu_seconds=30, address_space=1024 * MiB)
+    try:
+        run = run_sfcheck(["check", "-j", "1", "--format", "json", str(tmp_path / "t")],
+                          cpu_seconds=30, address_space=1024 * MiB)
+    finally:
+        _remove_chain(tmp_path / "t")  # shutil.rmtree (pytest's clean-up) recurses
     assert run.status == 2 and "Traceback" not in run.stderr
     files = json.loads(run.stdout)["files"]
     assert [f["path"].endswith("/lib.so") for f in files] == [True, False]

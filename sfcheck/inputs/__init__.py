@@ -3,7 +3,7 @@
 Archive readers (ar.py, deb.py, rpm.py, tar.py) yield entries; expand.py applies the
 safety rules of limits.py to them and keeps the ELF members; walk.py lists inputs;
 sniff.py tells the kinds apart. expand.py's names load on first use (PEP 562), so a
-scan of plain ELF files never imports tarfile, arpy, rpmfile or zstandard.
+scan of plain ELF files never imports tarfile, arpy or zstandard.
 """
 
 from __future__ import annotations

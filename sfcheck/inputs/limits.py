@@ -1,14 +1,17 @@
 """The safety rules every archive reader obeys, in one place.
 
-Archives are never extracted: members are read into memory one at a time.
+Archives are never extracted: members are read one at a time, into memory or, above
+`Limits.spill_bytes`, into a private temporary file (spill.py).
 What is still checked, because a hostile package is exactly what a gate sees:
 
 - member names: no absolute paths, no `..` that climbs out of the archive root,
   no member reached through a symlink member (the classic `link -> /etc`,
   `link/passwd` pair), no hard link to a target outside the archive;
 - size: the uncompressed bytes read from one archive (including every nested
-  layer) and the number of members are bounded, so a compression bomb or a
-  million-entry archive stops with a clear error instead of filling memory;
+  layer, and the holes of sparse tar members) and the number of members are
+  bounded, so a compression bomb or a million-entry archive stops with a clear
+  error instead of filling memory or disk; member paths are at most 4096 bytes;
+- nesting: archives inside archives are opened to `Limits.max_depth` layers;
 - symlinks, hard links, devices, FIFOs and directories are never read (they
   hold no ELF bytes of their own) and are counted as skipped.
 """
@@ -56,10 +59,15 @@ class ArchiveError(SfcheckError):
 class Limits:
     max_bytes: int = 8 * GiB  # uncompressed bytes read from one top-level input
     max_members: int = 1_000_000  # members (of every nested layer) in one top-level input
-    max_depth: int = 2  # package -> .a -> member; deeper nesting is not expanded
+    # Archive layers opened: package -> tar -> .a -> member is 3; an archive found deeper
+    # is an error on that member (never a quiet "not ELF" skip).
+    max_depth: int = 4
+    # A member larger than this is written to a temporary file (memory stays bounded).
+    spill_bytes: int = 64 << 20
 
     def __post_init__(self) -> None:
-        if self.max_bytes <= 0 or self.max_members <= 0:
+        if self.max_bytes <= 0 or self.max_members <= 0 or self.max_depth <= 0 \
+                or self.spill_bytes <= 0:
             raise ValueError("archive limits must be positive")
 
 
@@ -117,6 +125,9 @@ class BoundedStream(io.RawIOBase):
         return len(data)
 
 
+MAX_MEMBER_PATH = 4096  # bytes in a member path (Linux PATH_MAX); longer is refused
+
+
 def _inside(path: str) -> str | None:
     """`path` normalised relative to the archive root, or None if it climbs out."""
     norm = posixpath.normpath(path)
@@ -127,14 +138,24 @@ def _inside(path: str) -> str | None:
     return norm
 
 
+_LINK = ""  # trie key marking a symlink member (no path component is empty after normpath)
+
+
 class PathGuard:
-    """Checks member names of one archive layer against traversal and symlink tricks."""
+    """Checks member names of one archive layer against traversal and symlink tricks.
+
+    Symlink members are kept in a trie of path components, so checking a name costs one
+    step per component (linear in its length), whatever the number of links.
+    """
 
     def __init__(self) -> None:
-        self._links: set[str] = set()  # normalised names of symlink members
+        self._links: dict[str, dict] = {}  # component -> subtree; _LINK marks a symlink
 
     def check(self, name: str) -> str:
         """The normalised name of a member; ArchiveError if it is hostile."""
+        if len(name) > MAX_MEMBER_PATH:
+            raise ArchiveError(f"member path is longer than {MAX_MEMBER_PATH} bytes: "
+                               f"{name[:80]}...")
         if "\x00" in name:
             raise ArchiveError(f"member name contains a NUL byte: {name!r}")
         if name.startswith("/"):
@@ -143,16 +164,23 @@ class PathGuard:
         if norm is None:
             raise ArchiveError(f"member path escapes the archive root: {name}")
         parts = norm.split("/")
-        for i in range(1, len(parts)):
-            if "/".join(parts[:i]) in self._links:
+        node = self._links
+        for i, part in enumerate(parts[:-1]):
+            node = node.get(part)  # type: ignore[assignment]
+            if node is None:
+                break
+            if _LINK in node:
                 raise ArchiveError(
-                    f"member {name} lies under symlink member {'/'.join(parts[:i])} "
+                    f"member {name} lies under symlink member {'/'.join(parts[:i + 1])} "
                     "(symlink escape)")
         return norm
 
     def symlink(self, name: str) -> None:
         """Remember a symlink member; it is never followed, and nothing may lie under it."""
-        self._links.add(self.check(name))
+        node = self._links
+        for part in self.check(name).split("/"):
+            node = node.setdefault(part, {})
+        node[_LINK] = {}
 
     def hardlink(self, name: str, target: str) -> None:
         self.check(name)

@@ -1,9 +1,10 @@
 """RPM packages: lead, signature header, header, then a compressed cpio payload.
 
-rpmfile decodes the header tags (payload format and compressor). Its own payload
-reader is not used: it decompresses zstd payloads whole into memory and trusts every
-cpio size field, so the payload goes through the bounded decompressor of compress.py
-and the small cpio reader below, which checks each field before it is used.
+Only two header tags are needed (the payload's format and compressor), so the header is
+read here with bounds checked against the file, not by a general RPM library: a hostile
+header's counts and sizes can then cost no more than the bytes that exist. The payload
+goes through the bounded decompressor of compress.py and the small cpio reader below,
+which checks each field before it is used.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 import io
 import struct
 from typing import BinaryIO
-
-import rpmfile.headers
 
 from .compress import by_name, decompressed
 from .limits import ArchiveError, Budget, Entries, Entry
@@ -24,10 +23,15 @@ _HEADER_MAX = 256 << 20  # rpm's own limit on one header's index + data
 _CPIO_HEADER = 110
 _CPIO_NAME_MAX = 4096
 _S_IFMT, _S_IFREG, _S_IFDIR, _S_IFLNK = 0o170000, 0o100000, 0o040000, 0o120000
+_TAG_PAYLOADFORMAT, _TAG_PAYLOADCOMPRESSOR = 1124, 1125
+_STRING_TYPE = 6
+_TAG_VALUE_MAX = 64  # "cpio", "zstd", ...: longer is not a value rpm writes
+_INDEX_CHUNK = 4096  # index entries read at a time
 
 
-def _header_end(stream: BinaryIO, start: int, size: int, align: bool) -> int:
-    """Where a header structure starting at `start` ends, checked against the file size."""
+def _header_end(stream: BinaryIO, start: int, size: int, align: bool) -> tuple[int, int]:
+    """(number of index entries, end) of the header structure at `start`, checked against
+    the file size before anything of it is read."""
     stream.seek(start)
     intro = stream.read(16)
     if len(intro) < 16 or not intro.startswith(_HEADER_MAGIC):
@@ -38,7 +42,39 @@ def _header_end(stream: BinaryIO, start: int, size: int, align: bool) -> int:
         raise ArchiveError(f"malformed or truncated RPM: header at {start:#x} claims "
                            f"{nindex} entries and {hsize} data bytes")
     end = start + 16 + length
-    return end + (-end % 8 if align else 0)
+    return nindex, end + (-end % 8 if align else 0)
+
+
+def _string_tags(stream: BinaryIO, start: int, nindex: int, end: int,
+                 wanted: set[int]) -> dict[int, str]:
+    """The STRING values of the `wanted` tags of the header at `start` (already bounded
+    by _header_end): the index is read in chunks, each value checked to lie in the store."""
+    store = start + 16 + 16 * nindex
+    found: dict[int, tuple[int, int]] = {}
+    stream.seek(start + 16)
+    for first in range(0, nindex, _INDEX_CHUNK):
+        n = min(_INDEX_CHUNK, nindex - first)
+        chunk = stream.read(16 * n)
+        if len(chunk) < 16 * n:
+            raise ArchiveError("truncated RPM header index")
+        for tag, kind, offset, _count in struct.iter_unpack(">IIII", chunk):
+            if tag in wanted and tag not in found:
+                if kind != _STRING_TYPE:
+                    raise ArchiveError(f"malformed RPM header: tag {tag} has type {kind}, "
+                                       "not a string")
+                found[tag] = (offset, kind)
+    out = {}
+    for tag, (offset, _) in found.items():
+        if store + offset >= end:
+            raise ArchiveError(f"malformed RPM header: tag {tag} points past the header "
+                               f"(offset {offset:#x})")
+        stream.seek(store + offset)
+        raw = stream.read(min(_TAG_VALUE_MAX + 1, end - store - offset))
+        if b"\0" not in raw:
+            raise ArchiveError(f"malformed RPM header: tag {tag} is not a short "
+                               "NUL-terminated string")
+        out[tag] = raw[:raw.index(b"\0")].decode("ascii", "replace")
+    return out
 
 
 def _payload(stream: BinaryIO, budget: Budget) -> tuple[int, str, str]:
@@ -47,24 +83,13 @@ def _payload(stream: BinaryIO, budget: Budget) -> tuple[int, str, str]:
     stream.seek(0)
     if stream.read(4) != RPM_MAGIC or size < _LEAD_SIZE:
         raise ArchiveError("not an RPM package (bad lead)")
-    sig_end = _header_end(stream, _LEAD_SIZE, size, align=True)
-    end = _header_end(stream, sig_end, size, align=False)
+    _, sig_end = _header_end(stream, _LEAD_SIZE, size, align=True)
+    nindex, end = _header_end(stream, sig_end, size, align=False)
     budget.take_bytes(end)
-    stream.seek(0)
-    try:
-        # The headers alone, so rpmfile's magic scan cannot run past them.
-        _, tags = rpmfile.headers.get_headers(io.BytesIO(stream.read(end)))
-    except Exception as exc:  # third-party parser on hostile bytes: any failure is "malformed"
-        raise ArchiveError(f"malformed RPM header: {type(exc).__name__}: {exc}") from None
-    fmt = _text(tags.get("archive_format", b"cpio"))
-    comp = _text(tags.get("archive_compression", b"gzip"))
-    return end, fmt, comp
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("ascii", "replace")
-    return str(value)
+    tags = _string_tags(stream, sig_end, nindex, end,
+                        {_TAG_PAYLOADFORMAT, _TAG_PAYLOADCOMPRESSOR})
+    # rpm's defaults when a (very old) package lacks the tags.
+    return end, tags.get(_TAG_PAYLOADFORMAT, "cpio"), tags.get(_TAG_PAYLOADCOMPRESSOR, "gzip")
 
 
 def _hex(field: bytes, what: str) -> int:

@@ -1,6 +1,6 @@
 """What kind of input a file is, from its first bytes (no archive library imported).
 
-`sfcheck FILE` on a plain ELF file must not pay for tarfile, arpy, rpmfile and
+`sfcheck FILE` on a plain ELF file must not pay for tarfile, arpy and
 zstandard; they load only when a file's head says it is an archive.
 """
 

@@ -35,5 +35,10 @@ def tar_entries(raw: BinaryIO, budget: Budget) -> Entries:
             tf.members.clear()  # stream mode keeps every TarInfo otherwise
             budget.take_member()
             kind = _type(info)
+            if info.sparse is not None:
+                # tarfile fills a sparse member's holes itself, so they never pass through
+                # the bounded stream: charge the expanded size (realsize) before reading.
+                stored = sum(size for _, size in info.sparse)
+                budget.take_bytes(max(0, info.size - stored))
             data = tf.extractfile(info) if kind == "file" else None
             yield Entry(info.name, kind, data, info.linkname)

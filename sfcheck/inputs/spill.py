@@ -1,0 +1,73 @@
+"""Big archive members go to a private temporary file, not into memory.
+
+A member larger than `Limits.spill_bytes` is copied, in 1 MiB chunks, into a directory
+made for this scan (mode 0700, under $TMPDIR) and checked from there through a map of
+the file, so a 1 GB debug file costs page cache, not process memory. The directory is
+removed when the scan ends, however it ends (the scan's `finally`, which SIGINT and
+SIGTERM reach too), and only by the process that made it (forked workers inherit the
+object, never the duty).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from typing import BinaryIO
+
+from .limits import ArchiveError
+
+_CHUNK = 1 << 20
+
+
+class SpillDir:
+    """The scan's temporary directory, made on first use."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self._owner = os.getpid()
+
+    def write(self, first: bytes, rest: BinaryIO) -> str:
+        """A new file holding `first` then the rest of `rest`; its path. Errors reading
+        `rest` propagate as they are; errors writing are an ArchiveError."""
+        try:
+            if self.path is None:
+                self.path = tempfile.mkdtemp(prefix="sfcheck-")  # 0700: ours alone
+            fd, path = tempfile.mkstemp(dir=self.path, suffix=".member")
+        except OSError as exc:
+            raise _write_error(exc) from None
+        try:
+            with os.fdopen(fd, "wb", buffering=0) as out:
+                chunk = first
+                while chunk:
+                    try:
+                        out.write(chunk)
+                    except OSError as exc:
+                        raise _write_error(exc) from None
+                    chunk = rest.read(_CHUNK)
+        except BaseException:
+            self.remove(path)
+            raise
+        return path
+
+    @staticmethod
+    def remove(path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+    def close(self) -> None:
+        if self.path is not None and os.getpid() == self._owner:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path = None
+
+    def __enter__(self) -> SpillDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _write_error(exc: OSError) -> ArchiveError:
+    return ArchiveError(f"cannot write a temporary copy of a large member under "
+                        f"{tempfile.gettempdir()} (set TMPDIR): {exc.strerror or exc}")
