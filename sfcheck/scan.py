@@ -4,6 +4,12 @@ The main process lists inputs (walk.py) and opens archives (expand.py); the ELF 
 go to worker processes in batches, each tagged with a sequence number given in input
 order, so the report is the same whatever `-j` is and whichever worker finishes first.
 With `-j 1` everything runs in this process (no pool, no pickling).
+
+Archive members above `Limits.spill_bytes` reach the checker as temporary files (at most
+`jobs + 1` exist at once, each removed once checked); small ones travel in memory, with
+the bytes in flight bounded. Workers ignore SIGINT and die with the main process
+(PR_SET_PDEATHSIG); an interrupt or SIGTERM in the main process stops them and removes
+the temporary files before the scan ends.
 """
 
 from __future__ import annotations
@@ -11,7 +17,9 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import signal
 import sys
+import threading
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
@@ -20,10 +28,13 @@ from itertools import count
 from typing import TYPE_CHECKING, TextIO
 
 from .checker import Options, check_elf, check_section_bytes
+from .fileio import InputFileError, open_regular
 from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify
+from .inputs.spill import SpillDir
 from .inputs.walk import walk
-from .result import FileResult, Result, Skipped
+from .result import FileResult, Finding, Location, Result, Severity, Skipped
+from .rules import elf as elf_rules
 
 # The pool, pyelftools (symbol names) and the archive readers load when first needed:
 # a one-file check is mostly start-up, and these cost ~30 ms of imports together.
@@ -36,6 +47,7 @@ Job = tuple[int, str, str | None, bytes | None, str | None, str | None]
 
 _BATCH_FILES = 16  # jobs per batch: amortises inter-process overhead (~1 ms per file)
 _BATCH_BYTES = 8 << 20  # ... but never much memory in one message
+_INFLIGHT_BYTES = 128 << 20  # member bytes submitted to workers and not yet checked
 
 
 @dataclass
@@ -57,6 +69,28 @@ _worker_config: ScanConfig | None = None
 def _init_worker(config: ScanConfig) -> None:
     global _worker_config
     _worker_config = config
+
+
+def _init_pool_worker(config: ScanConfig, parent: int) -> None:
+    """A pool worker: Ctrl-C is the main process's to handle (it stops the pool), SIGTERM
+    ends the worker at once, and the worker dies when the main process does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+    _init_worker(config)
+
+
+def _die_with_parent(parent: int) -> None:
+    """PR_SET_PDEATHSIG (Linux): SIGKILL this process when its parent exits, however."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: the parent's clean-up still stops us
+        return
+    pr_set_pdeathsig = 1
+    if prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0 and os.getppid() != parent:
+        os._exit(1)  # the parent died before the request took effect
 
 
 def _function_symbols(data: bytes) -> list[tuple[int, int, str]]:
@@ -187,14 +221,26 @@ class _Runner:
         self.pending: dict[int, int] = {}  # input index -> jobs not finished
         self.expanded: set[int] = set()  # inputs whose jobs are all submitted
         self.inputs_done = 0
+        self.images = 0  # ELF images queued (files and members)
+        self.spill = SpillDir()
+        self.spilled: dict[int, str] = {}  # job sequence number -> temporary file
+        self.inflight: dict[Future[list[tuple[int, FileResult]]], int] = {}  # -> bytes
         _init_worker(config)  # for batches run here: -j 1, or a scan too small for a pool
 
-    def add(self, job: Job, input_index: int) -> None:
+    def add(self, job: Job, input_index: int, spilled: str | None = None) -> None:
+        """Queue a job; `spilled` is a temporary file the job reads, removed once checked."""
         self.owner[job[0]] = input_index
         self.pending[input_index] = self.pending.get(input_index, 0) + 1
+        self.images += 1
         self.batch.append(job)
         self.batch_bytes += len(job[3] or b"")
-        if len(self.batch) >= _BATCH_FILES or self.batch_bytes >= _BATCH_BYTES:
+        if spilled is not None:
+            self.spilled[job[0]] = spilled
+            self.flush()
+            # Disk: the file being written next, plus at most one per worker.
+            while self.futures and len(self.spilled) > max(1, self.config.jobs):
+                self._wait()
+        elif len(self.batch) >= _BATCH_FILES or self.batch_bytes >= _BATCH_BYTES:
             self.flush()
 
     def record(self, seq: int, res: FileResult) -> None:
@@ -217,14 +263,18 @@ class _Runner:
             from concurrent.futures import ProcessPoolExecutor
 
             worker_config = dataclasses.replace(self.config, progress=None)
-            self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_worker,
-                                            initargs=(worker_config,))
+            self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_pool_worker,
+                                            initargs=(worker_config, os.getpid()))
         if self.pool is None:
             self._harvest(_run_batch(batch))
             return
-        self.futures.add(self.pool.submit(_run_batch, batch))
+        size = sum(len(job[3] or b"") for job in batch)
+        fut = self.pool.submit(_run_batch, batch)
+        self.futures.add(fut)
+        self.inflight[fut] = size
         # Bound the work (and member bytes) in flight.
-        while len(self.futures) > 2 * self.config.jobs:
+        while self.futures and (len(self.futures) > 2 * self.config.jobs
+                                or sum(self.inflight.values()) > _INFLIGHT_BYTES):
             self._wait()
 
     def _wait(self) -> None:
@@ -232,11 +282,14 @@ class _Runner:
 
         done, self.futures = wait(self.futures, return_when=FIRST_COMPLETED)
         for fut in done:
+            self.inflight.pop(fut, None)
             self._harvest(fut.result())
 
     def _harvest(self, got: list[tuple[int, FileResult]]) -> None:
         for seq, res in got:
             self.results[seq] = res
+            if seq in self.spilled:
+                self.spill.remove(self.spilled.pop(seq))
             idx = self.owner.pop(seq)
             self.pending[idx] -= 1
             if not self.pending[idx] and idx in self.expanded:
@@ -249,28 +302,68 @@ class _Runner:
             self._wait()
         return [self.results[k] for k in sorted(self.results)]
 
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+    def close(self, abort: bool) -> None:
+        """Stop the pool (at once when `abort`: an interrupt or an error) and remove the
+        temporary files."""
+        try:
+            if self.pool is not None:
+                if abort:
+                    _stop_workers(self.pool)
+                else:
+                    self.pool.shutdown(cancel_futures=True)
+        finally:
+            self.spill.close()
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers now instead of waiting for their batches."""
+    # ProcessPoolExecutor has no public way before Python 3.14 (terminate_workers).
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in workers:
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 def _head(path: str) -> bytes | str:
-    """The first bytes of a file, or the reason it cannot be read."""
+    """The first bytes of a regular file, or the reason it cannot be read (opened without
+    blocking and typed with fstat: a file swapped for a FIFO after listing is refused)."""
     try:
-        with open(path, "rb") as f:
-            return f.read(HEAD_SIZE)
+        fd, _ = open_regular(path)
+    except InputFileError as exc:
+        return exc.message
+    try:
+        return os.read(fd, HEAD_SIZE)
     except OSError as exc:
         return f"cannot read file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the scan's clean-up
 
 
 def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
     """Check every ELF image in `paths` (files, trees, archives); deterministic order."""
     config = config or ScanConfig()
+    paths = list(paths)
     skipped = Skipped()
     inputs = list(walk(paths, skipped))
     progress = _Progress(config.progress, len(inputs))
     runner = _Runner(config, progress)
     seq = count()
+    # SIGTERM's default ends the process without clean-up: workers (until the kernel's
+    # PDEATHSIG) and temporary files would outlive it. Only the main thread may set it.
+    main_thread = threading.current_thread() is threading.main_thread()
+    old_term = signal.getsignal(signal.SIGTERM)
+    if main_thread:
+        signal.signal(signal.SIGTERM, _terminated)
+    done = False
     try:
         for index, inp in enumerate(inputs):
             if inp.error is not None:
@@ -281,12 +374,27 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
                 _dispatch(inp.path, inp.explicit, index, seq, config, runner, skipped)
             runner.input_expanded(index)
             progress.update(runner.inputs_done, len(runner.results))
+        if config.options.require_sframe and not runner.images:
+            runner.record(next(seq), _nothing_to_check(paths))
         files = runner.finish()
         progress.update(runner.inputs_done, len(runner.results), force=progress.drawn)
+        done = True
     finally:
         progress.close()
-        runner.close()
+        runner.close(abort=not done)
+        if main_thread:  # None: a handler set outside Python, which cannot be restored
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
     return Result(files, skipped)
+
+
+def _nothing_to_check(paths: list[str]) -> FileResult:
+    """--require-sframe and not one ELF file in the inputs: a failure, not a pass (an
+    empty or wrong build directory must not satisfy a gate that requires SFrame)."""
+    label = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+    rule = elf_rules.NO_SFRAME
+    return FileResult(label, findings=[Finding(
+        rule.id, Severity.ERROR, "no ELF file found in the inputs: nothing to check, and "
+        "--require-sframe asks for SFrame", Location(label))])
 
 
 def _dispatch(path: str, explicit: bool, index: int, seq: Iterator[int], config: ScanConfig,
@@ -310,8 +418,14 @@ def _dispatch(path: str, explicit: bool, index: int, seq: Iterator[int], config:
         from .inputs.limits import ArchiveError
 
         try:
-            for m in archive_members(path, kind, config.limits, skipped):
-                runner.add((next(seq), m.label, None, m.data, m.package, m.member), index)
+            for m in archive_members(path, kind, config.limits, skipped, runner.spill):
+                if m.error is not None:
+                    runner.record(next(seq), FileResult(m.label, error=m.error,
+                                                        package=m.package, member=m.member))
+                else:
+                    # A spilled member is read by the checker from its temporary file.
+                    runner.add((next(seq), m.label, m.spill, m.data, m.package, m.member),
+                               index, spilled=m.spill)
         except ArchiveError as exc:
             # Members read before the problem keep their results; the archive gets an error.
             runner.record(next(seq), FileResult(path, error=f"{kind} archive refused: {exc}",

@@ -33,6 +33,7 @@ from .tar import tar_entries
 READERS: dict[str, Callable[[BinaryIO, Budget], Entries]] = {
     "deb": deb_entries, "rpm": rpm_entries, "ar": ar_entries, "tar": tar_entries}
 ARCHIVE_KINDS = tuple(READERS)
+_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -84,13 +85,18 @@ def _member_kind(head: bytes, name: str) -> str:
 
 def _read(head: bytes, stream: BinaryIO, limit: int,
           spill: SpillDir | None) -> tuple[bytes | None, str | None]:
-    """A member's bytes in memory, or (above `limit`, with a spill directory) in a file."""
+    """A member's bytes in memory, or (above `limit`, with a spill directory) in a file.
+    Read in chunks, so a spilled member never holds more than `limit` bytes here."""
     if spill is None:
         return head + stream.read(), None
-    data = head + stream.read(limit + 1 - len(head)) if len(head) <= limit else head
-    if len(data) <= limit:
-        return data, None
-    return None, spill.write(data, stream)
+    chunks, total = [head], len(head)
+    while total <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks), None
+        chunks.append(chunk)
+        total += len(chunk)
+    return None, spill.write(chunks, stream)
 
 
 def _expand(entries: Entries, package: str, prefix: str, budget: Budget,

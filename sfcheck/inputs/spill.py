@@ -28,9 +28,9 @@ class SpillDir:
         self.path: str | None = None
         self._owner = os.getpid()
 
-    def write(self, first: bytes, rest: BinaryIO) -> str:
-        """A new file holding `first` then the rest of `rest`; its path. Errors reading
-        `rest` propagate as they are; errors writing are an ArchiveError."""
+    def write(self, first: list[bytes], rest: BinaryIO) -> str:
+        """A new file holding the chunks `first` then the rest of `rest`; its path. Errors
+        reading `rest` propagate as they are; errors writing are an ArchiveError."""
         try:
             if self.path is None:
                 self.path = tempfile.mkdtemp(prefix="sfcheck-")  # 0700: ours alone
@@ -39,13 +39,10 @@ class SpillDir:
             raise _write_error(exc) from None
         try:
             with os.fdopen(fd, "wb", buffering=0) as out:
-                chunk = first
-                while chunk:
-                    try:
-                        out.write(chunk)
-                    except OSError as exc:
-                        raise _write_error(exc) from None
-                    chunk = rest.read(_CHUNK)
+                while first:
+                    _put(out, first.pop(0))  # each chunk freed once written
+                while chunk := rest.read(_CHUNK):
+                    _put(out, chunk)
         except BaseException:
             self.remove(path)
             raise
@@ -66,6 +63,15 @@ class SpillDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _put(out: BinaryIO, chunk: bytes) -> None:
+    view = memoryview(chunk)
+    try:
+        while view:  # an unbuffered write may be partial
+            view = view[out.write(view) or 0:]
+    except OSError as exc:
+        raise _write_error(exc) from None
 
 
 def _write_error(exc: OSError) -> ArchiveError:
