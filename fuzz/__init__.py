@@ -1,2 +1,2 @@
-"""Fuzzing sfcheck: atheris harnesses (section, elf, unwind, libsframe), the
-structure-aware mutator, and the campaign runner (`python -m fuzz`)."""
+"""Fuzzing sfcheck: atheris harnesses (section, elf, unwind, archive, libsframe),
+the structure-aware mutator, and the campaign runner (`python -m fuzz`)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import common
 
-HARNESSES = ("section", "elf", "unwind", "libsframe")
+HARNESSES = ("section", "elf", "unwind", "archive", "libsframe")
 
 
 def _targets(text: str) -> list[str]:

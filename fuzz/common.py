@@ -88,6 +88,11 @@ def write_seeds(target: str, dest: Path, versions: set[int] | None = None) -> in
         (dest / f"seed-{name}").write_bytes(data)
         n += 1
 
+    if target == "archive":
+        from .archive import seed_inputs
+        for name, data in seed_inputs():
+            put(name, data)
+        return n
     if target == "elf":
         for i, p in enumerate(corpus_elves()):
             data = p.read_bytes()

@@ -27,7 +27,7 @@ atheris = pytest.importorskip("atheris", reason="atheris not installed (pip inst
 from fuzz import common  # noqa: E402
 
 LIBSFRAME_240 = "/usr/lib/x86_64-linux-gnu/libsframe.so.0"
-RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "libsframe": 300}
+RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "archive": 400, "libsframe": 300}
 
 
 def _open_signatures() -> set[str]:
@@ -74,7 +74,7 @@ def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     return proc.stderr
 
 
-@pytest.mark.parametrize("target", ["section", "unwind", "elf"])
+@pytest.mark.parametrize("target", ["section", "unwind", "elf", "archive"])
 def test_harness_smoke(target: str, tmp_path: Path) -> None:
     log = _smoke(target, tmp_path)
     assert "cov:" in log

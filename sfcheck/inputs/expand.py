@@ -55,15 +55,21 @@ def archive_members(path: str, kind: str, limits: Limits, skipped: Skipped,
     With `spill`, members above `limits.spill_bytes` come as temporary files in it;
     without, every member is held in memory.
     """
-    budget = Budget(limits)
     try:
         fd, _ = open_regular(path)
     except InputFileError as exc:
         raise ArchiveError(exc.message) from None
+    with open(fd, "rb") as f:
+        yield from stream_members(f, path, kind, limits, skipped, spill)
+
+
+def stream_members(stream: BinaryIO, path: str, kind: str, limits: Limits, skipped: Skipped,
+                   spill: SpillDir | None = None) -> Iterator[Member]:
+    """archive_members of an archive already open as a seekable `stream` named `path`."""
+    budget = Budget(limits)
     try:
-        with open(fd, "rb") as f:
-            yield from _expand(READERS[kind](f, budget), path, "", budget, skipped, 1, spill,
-                               kind)
+        yield from _expand(READERS[kind](stream, budget), path, "", budget, skipped, 1, spill,
+                           kind)
     except ArchiveError:
         raise
     except tarfile.TarError as exc:
