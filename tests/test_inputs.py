@@ -10,6 +10,7 @@ import lzma
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import threading
@@ -46,6 +47,7 @@ from archives import (
     zstd_tar,
 )
 from bounded import MiB, one_line_error, run_sfcheck
+from helpers import ROOT
 
 FILES = {"usr/lib/x86_64-linux-gnu/libcorpus.so.3": LIB_V3, "usr/bin/exe_pie": EXE_V2,
          "usr/share/doc/t/README": b"not an ELF file\n"}
@@ -582,3 +584,27 @@ def test_cli_tree_1000_deep(tmp_path: Path) -> None:
     files = json.loads(run.stdout)["files"]
     assert [f["path"].endswith("/lib.so") for f in files] == [True, False]
     assert f"nested deeper than {MAX_TREE_DEPTH} levels" in files[1]["error"]
+
+
+def test_bind_mount_loop_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """A directory bind-mounted inside itself: found by (device, inode), reported, never
+    entered again. The mount lives in a private mount namespace (unshare -m) that ends
+    with the command."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) (util-linux) for a private bind mount")
+    root = tmp_path / "t"
+    (root / "a" / "b").mkdir(parents=True)
+    shutil.copy(LIB_V3, root / "x.so")
+    script = (f"mount --bind {root} {root}/a/b && exec {sys.executable} -m sfcheck -j 1 "
+              f"--format json {root}")
+    proc = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if "mount" in proc.stderr and proc.returncode != 2:
+        pytest.skip(f"bind mounts not permitted here: {proc.stderr.strip()}")
+    assert proc.returncode == 2, proc.stderr
+    files = json.loads(proc.stdout)["files"]
+    assert [(f["path"], f["error"]) for f in files] == [
+        (str(root / "x.so"), None),
+        (str(root / "a" / "b"), "directory loop (a bind mount of an ancestor): not entered again")]

@@ -3,7 +3,7 @@
 A tree is walked with an explicit stack, not recursion, so its depth cannot raise
 RecursionError; it stops at MAX_TREE_DEPTH levels with an error on the directory it
 did not enter (files left unchecked fail the gate, they are not skipped quietly), and a
-directory reached twice (a bind mount of an ancestor) is entered once.
+directory inside itself (a bind mount of an ancestor) is an error, not entered again.
 """
 
 from __future__ import annotations
@@ -119,18 +119,19 @@ def _listing(path: str) -> tuple[list[str], list[str], list[str], int, int]:
 
 def _tree(root: str, skipped: Skipped) -> Iterator[Input]:
     """The files under `root` in os.walk's top-down order (a directory's files, then each
-    subdirectory in name order), with an explicit stack."""
-    seen: set[tuple[int, int]] = set()
-    stack: list[tuple[str, int]] = [(root, 0)]
+    subdirectory in name order), with an explicit stack. Each entry carries the (device,
+    inode) of its ancestors (shared by siblings, at most MAX_TREE_DEPTH long): a directory
+    that is its own ancestor (a bind-mount loop) is not entered again."""
+    stack: list[tuple[str, int, tuple[tuple[int, int], ...]]] = [(root, 0, ())]
     while stack:
-        path, depth = stack.pop()
+        path, depth, ancestors = stack.pop()
         try:
             st = os.stat(path, follow_symlinks=depth == 0)  # an argument may be a link
             key = (st.st_dev, st.st_ino)
-            if key in seen:
-                skipped.links += 1  # the same directory again (bind mount): scanned once
+            if key in ancestors:
+                yield Input(path, True, "directory loop (a bind mount of an ancestor): "
+                            "not entered again")
                 continue
-            seen.add(key)
             files, dirs, unreadable, links, special = _listing(path)
         except OSError as exc:
             yield Input(path, True, f"cannot read directory: {exc.strerror or exc}")
@@ -145,7 +146,8 @@ def _tree(root: str, skipped: Skipped) -> Iterator[Input]:
             yield Input(path, True, f"directory nested deeper than {MAX_TREE_DEPTH} levels: "
                         f"its {len(dirs)} subdirectories were not scanned")
             continue
-        stack.extend((os.path.join(path, d), depth + 1) for d in reversed(dirs))
+        inner = (*ancestors, key)
+        stack.extend((os.path.join(path, d), depth + 1, inner) for d in reversed(dirs))
 
 
 def walk(paths: Iterable[str], skipped: Skipped) -> Iterator[Input]:
