@@ -9,6 +9,7 @@ import json
 import lzma
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -608,3 +609,19 @@ def test_bind_mount_loop_is_an_error_not_a_hang(tmp_path: Path) -> None:
     assert [(f["path"], f["error"]) for f in files] == [
         (str(root / "x.so"), None),
         (str(root / "a" / "b"), "directory loop (a bind mount of an ancestor): not entered again")]
+
+
+def test_lying_rpm_header_bounded(tmp_path: Path) -> None:
+    """Issue 19.3: a 5 MB RPM whose 300,000 index entries claim 2^32-element string arrays
+    (what drove a general header parser past 14 GB) costs its own bytes: only the two
+    payload tags are looked up, their strings bounded. An input error, exit 2."""
+    n = 300_000
+    index = b"".join(struct.pack(">IIII", 1000 + i % 97, 8, 0, 0xFFFFFFFF) for i in range(n))
+    header = b"\x8e\xad\xe8\x01\0\0\0\0" + struct.pack(">II", n, 16) + index + b"\0" * 16
+    lead = b"\xed\xab\xee\xdb" + b"\0" * 92
+    signature = b"\x8e\xad\xe8\x01\0\0\0\0" + struct.pack(">II", 0, 0)
+    rpm = write(tmp_path, "lying.rpm", lead + signature + header + b"\x1f\x8b")
+    assert len(rpm.read_bytes()) > 4 << 20
+    run = run_sfcheck(["check", str(rpm)], cpu_seconds=20, address_space=1024 * MiB)
+    assert run.status == 2 and "Traceback" not in run.stderr
+    assert "rpm archive refused: malformed" in run.stdout
