@@ -625,3 +625,40 @@ def test_lying_rpm_header_bounded(tmp_path: Path) -> None:
     run = run_sfcheck(["check", str(rpm)], cpu_seconds=20, address_space=1024 * MiB)
     assert run.status == 2 and "Traceback" not in run.stderr
     assert "rpm archive refused: malformed" in run.stdout
+
+
+_COMPONENT = st.sampled_from(["a", "b", "lib", ".", "..", "x.so"])
+
+
+@given(st.lists(st.lists(_COMPONENT, min_size=1, max_size=5), max_size=6),
+       st.lists(_COMPONENT, min_size=1, max_size=6))
+def test_path_guard_trie_equals_prefix_definition(links: list[list[str]],
+                                                  name_parts: list[str]) -> None:
+    """The trie check says exactly what the definition says: a member is refused when a
+    proper prefix of its normalised path is a symlink member (or when it escapes)."""
+    guard = PathGuard()
+    kept: set[str] = set()
+    for parts in links:
+        try:
+            guard.symlink("/".join(parts))
+        except ArchiveError:
+            continue
+        norm = os.path.normpath("/".join(parts))
+        kept.add("" if norm == "." else norm)
+    name = "/".join(name_parts)
+    norm = os.path.normpath(name)
+    escapes = norm == ".." or norm.startswith("../")
+    comps = [] if norm == "." else norm.split("/")
+    under = any("/".join(comps[:i]) in kept for i in range(1, len(comps)))
+    if escapes or under:
+        with pytest.raises(ArchiveError):
+            guard.check(name)
+    else:
+        assert guard.check(name) == ("" if norm == "." else norm)
+
+
+@given(st.lists(st.text(st.characters(blacklist_characters="\0\n\r"), min_size=1,
+                        max_size=30), max_size=20), st.booleans())
+def test_path_list_round_trip(paths: list[str], nul: bool) -> None:
+    text = ("\0".join(paths) + "\0") if nul else "".join(p + "\n" for p in paths)
+    assert read_path_list("-", io.StringIO(text)) == paths
