@@ -240,3 +240,39 @@ def test_signals_leave_no_worker_and_no_temporary_file(slow_inputs: list[str], t
         assert err.count("Traceback") <= 1  # the workers print nothing (one line: cli's)
     if how != "SIGKILL":
         assert os.listdir(spill_dir) == []
+
+
+def test_spill_dir_cleans_up_on_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import tempfile
+
+    from sfcheck.inputs import ArchiveError
+    from sfcheck.inputs.spill import SpillDir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    class Broken(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buf) -> int:  # type: ignore[override]
+            raise OSError(errno.EIO, "archive read failed")
+
+    with SpillDir() as spill:
+        path = spill.write([b"x" * 10], io.BytesIO(b"y" * 5))
+        assert Path(path).read_bytes() == b"x" * 10 + b"y" * 5
+        with pytest.raises(OSError, match="archive read failed"):  # the reader's error
+            spill.write([b"x"], io.BufferedReader(Broken()))
+        assert os.listdir(spill.path or "") == [os.path.basename(path)]  # half file gone
+        spill.remove(path)
+
+        class Full(io.FileIO):
+            def write(self, b) -> int:  # type: ignore[override]
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: Full(fd, "wb"))
+        with pytest.raises(ArchiveError, match="set TMPDIR.*No space left on device"):
+            spill.write([b"x"], io.BytesIO(b""))
+        monkeypatch.undo()
+        assert os.listdir(spill.path or "") == []
+    assert os.listdir(tmp_path) == []  # the directory itself is gone
