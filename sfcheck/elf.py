@@ -15,13 +15,16 @@ so one broken unrelated section would make the whole file unreadable.
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from sfcheck.errors import ElfError
+from sfcheck.fileio import InputFileError, map_regular
+from sfcheck.result import CUT_MARK, clip
 
 __all__ = [
     "PT_GNU_SFRAME",
@@ -47,6 +50,7 @@ SHT_SYMTAB = 2
 SHT_RELA = 4
 SHT_NOBITS = 8
 SHT_REL = 9
+SHT_NOTE = 7
 SHT_DYNSYM = 11
 
 SHF_ALLOC = 0x2
@@ -59,6 +63,12 @@ SHN_UNDEF = 0
 SHN_LORESERVE = 0xFF00
 SHN_XINDEX = 0xFFFF
 PN_XNUM = 0xFFFF
+
+# Bounds on what one file may make us hold or do (a hostile header can claim anything).
+MAX_SECTION_BYTES = 256 << 20  # one section copied out of the file (.sframe, .eh_frame, ...)
+MAX_SFRAME_SECTIONS = 64  # SFrame sections checked per file (linked files have one)
+MAX_SYMBOLS = 1 << 21  # symbol table entries read for names (big C++ libraries have ~1M)
+MAX_SYMBOL_NAME = 256  # bytes of a symbol name looked at (a name without NUL is cut here)
 
 EM_S390 = 22
 EM_X86_64 = 62
@@ -144,6 +154,10 @@ class SFrameSection:
     data: bytes  # relocated contents (== raw_data for linked files)
     relocations: int  # number of relocations applied
     raw_data: bytes  # contents as stored in the file
+    # Index of the PT_GNU_SFRAME program header this stands for when there is no section
+    # header for those bytes (name "PT_GNU_SFRAME[i]"), else None.
+    segment: int | None = None
+    nobits: bool = False  # SHT_NOBITS: no bytes in this file (a separate debug file)
 
 
 @dataclass(frozen=True)
@@ -212,6 +226,15 @@ class ElfSFrameInfo:
     load_segments: tuple[LoadSegment, ...]
     text_ranges: tuple[TextRange, ...]
     cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
+    # Function symbols at their stored st_value (what findings' PCs are named with),
+    # sorted; read only for files with SFrame data, and () when the tables are unusable.
+    symbols: tuple[FuncSymbol, ...] = ()
+    # A separate debug file (objcopy --only-keep-debug): every allocated section except
+    # notes is SHT_NOBITS, so section and segment headers describe bytes not in this file.
+    debug_only: bool = False
+    sframe_sections_total: int = 0  # SFrame sections found (sections holds at most the cap)
+    # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes).
+    segment_tails: tuple[tuple[int, bytes], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -244,9 +267,12 @@ class _Phdr:
     memsz: int
 
 
-def is_elf(data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> bool:
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+def is_elf(data_or_path: Buffer | str | os.PathLike[str]) -> bool:
     """Cheap check of the ELF magic; unreadable paths are simply "not ELF"."""
-    if isinstance(data_or_path, bytes | bytearray | memoryview):
+    if isinstance(data_or_path, bytes | bytearray | memoryview | mmap.mmap):
         return bytes(data_or_path[:4]) == ELF_MAGIC
     try:
         with open(data_or_path, "rb") as f:
@@ -256,58 +282,79 @@ def is_elf(data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]
 
 
 def load_elf(
-    source: str | os.PathLike[str] | bytes | bytearray | memoryview,
+    source: str | os.PathLike[str] | Buffer,
     name: str | None = None,
     cfi: bool = False,
 ) -> ElfSFrameInfo:
-    """Read an ELF file (path or bytes) and return its SFrame data and context.
+    """Read an ELF file (a path, or its bytes in any buffer) and return its SFrame data.
 
-    ``name`` labels the input in the result and in error messages (it defaults
-    to the path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame`
-    cross-check inputs (:class:`CfiView`).  Raises :class:`ElfError` on any
-    problem with the SFrame side; `.eh_frame` problems only set ``cfi.error``.
+    Nothing reads the whole file: a path is mapped (``fileio.map_regular``, which refuses
+    anything but a regular file), a buffer is used in place, and only the header tables
+    and the sections needed are copied out, each bounded by ``MAX_SECTION_BYTES``.
+    ``name`` labels the input in the result and in error messages (it defaults to the
+    path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame` cross-check inputs
+    (:class:`CfiView`).  Raises :class:`ElfError` on any problem with the SFrame side;
+    `.eh_frame` problems only set ``cfi.error``.
     """
-    if isinstance(source, bytes | bytearray | memoryview):
-        data = bytes(source)
+    owned: mmap.mmap | None = None
+    if isinstance(source, bytes | bytearray | mmap.mmap):
+        data: Buffer = source
+        label = name if name is not None else "<bytes>"
+    elif isinstance(source, memoryview):
+        data = source.cast("B") if source.format != "B" or source.ndim != 1 else source
         label = name if name is not None else "<bytes>"
     else:
-        label = name if name is not None else os.fspath(source)
+        label = name if name is not None else os.fsdecode(source)
         try:
-            # Read everything once: all later reads are bounds-checked slices,
-            # so a lying size field can never make us allocate or seek wildly.
-            with open(source, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise ElfError(f"cannot read file: {exc.strerror or exc}", label) from None
-
-    if not data.startswith(ELF_MAGIC):
-        raise ElfError("not an ELF file", label)
+            mapped = map_regular(source)
+        except InputFileError as exc:
+            raise ElfError(exc.message, label) from None
+        data = mapped
+        owned = mapped if isinstance(mapped, mmap.mmap) else None
     try:
+        if bytes(data[:4]) != ELF_MAGIC:
+            raise ElfError("not an ELF file", label)
         return _Loader(data, label).load(cfi)
     except ElfError:
         raise
     except _PARSE_ERRORS as exc:
         # `from None`: callers get one clean ElfError, not a pyelftools chain.
         raise ElfError(f"cannot parse ELF: {type(exc).__name__}: {exc}", label) from None
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def string_at(table: bytes, off: int) -> str:
+    """The NUL-terminated string at `off` of a string table, looked at for at most
+    MAX_SYMBOL_NAME bytes (so a name without NUL costs no more than a short one) and cut
+    with a marker (``result.clip``); "?" when `off` is outside the table."""
+    if not 0 <= off < len(table):
+        return "?"
+    end = table.find(b"\0", off, off + MAX_SYMBOL_NAME + 1)
+    if end >= 0:
+        return table[off:end].decode("utf-8", "replace")
+    return table[off : off + MAX_SYMBOL_NAME].decode("utf-8", "replace") + CUT_MARK
 
 
 class _Loader:
     """One load_elf() call: the file bytes plus the decoded header tables."""
 
-    def __init__(self, data: bytes, label: str) -> None:
+    def __init__(self, data: Buffer, label: str) -> None:
         self.data = data
+        self.size = len(data)
         self.label = label
         # Say plainly that the header is cut short.
         ehsize = {1: 52, 2: 64}.get(data[4] if len(data) > 4 else 0)
         if ehsize is None:
-            raise self._fail(f"cannot parse ELF: invalid EI_CLASS {data[4:5]!r}")
+            raise self._fail(f"cannot parse ELF: invalid EI_CLASS {bytes(data[4:5])!r}")
         if len(data) < ehsize:
             raise self._fail(
                 f"cannot parse ELF: file too short for the ELF header "
                 f"({len(data)} bytes, need {ehsize})"
             )
         if data[5] not in (1, 2):
-            raise self._fail(f"cannot parse ELF: invalid EI_DATA {data[5:6]!r}")
+            raise self._fail(f"cannot parse ELF: invalid EI_DATA {bytes(data[5:6])!r}")
         # The header by hand: pyelftools' ELFFile costs ~50 ms of imports per process,
         # a quarter of readelf's whole run on a 100k-FDE section, for nine fields.
         self.little = data[5] == 1
@@ -332,22 +379,31 @@ class _Loader:
         if entsize < minsize:
             raise self._fail(f"cannot parse ELF: {what} entry size {entsize} < {minsize}")
         end = off + num * entsize
-        if end > len(self.data):
+        if end > self.size:
             raise self._fail(
                 f"cannot parse ELF: {what} at offset {off:#x} ({num} x {entsize} bytes) "
-                f"runs past end of file ({len(self.data):#x} bytes)"
+                f"runs past end of file ({self.size:#x} bytes)"
             )
+
+    def _bytes(self, off: int, size: int, what: str) -> bytes:
+        """`size` bytes at `off`, after checking they exist and are within the copy bound."""
+        if off + size > self.size:
+            raise self._fail(
+                f"{what} at offset {off:#x} with size {size:#x} runs past end of file "
+                f"({self.size:#x} bytes)"
+            )
+        if size > MAX_SECTION_BYTES:
+            raise self._fail(
+                f"{what} has size {size:#x}, over sfcheck's bound of {MAX_SECTION_BYTES:#x} "
+                "bytes: not read"
+            )
+        return bytes(self.data[off : off + size])
 
     def _section_bytes(self, sh: _Shdr, name: str, prefix: str = "") -> bytes:
         """The stored contents of a section, after checking they exist."""
         if sh.type == SHT_NOBITS or sh.size == 0:
             return b""
-        if sh.offset + sh.size > len(self.data):
-            raise self._fail(
-                f"{prefix}section {name} [{sh.index}] at offset {sh.offset:#x} with size "
-                f"{sh.size:#x} runs past end of file ({len(self.data):#x} bytes)"
-            )
-        return self.data[sh.offset : sh.offset + sh.size]
+        return self._bytes(sh.offset, sh.size, f"{prefix}section {clip(name)} [{sh.index}]")
 
     # -- header tables ---------------------------------------------------
 
@@ -402,10 +458,8 @@ class _Loader:
                     f"cannot parse ELF: section [{sh.index}] name offset {sh.name_off:#x} "
                     f"outside section name table ({len(strtab):#x} bytes)"
                 )
-            end = strtab.find(b"\0", sh.name_off)
-            raw = strtab[sh.name_off : end if end >= 0 else len(strtab)]
             # Names only matter for matching ".sframe"; don't reject odd bytes.
-            names.append(raw.decode("utf-8", errors="replace"))
+            names.append(string_at(strtab, sh.name_off))
         return names
 
     def _program_headers(self, shdrs: list[_Shdr]) -> list[_Phdr]:
@@ -565,33 +619,38 @@ class _Loader:
         return bases
 
     def _func_symbols(
-        self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int]
+        self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int] | None
     ) -> tuple[FuncSymbol, ...]:
-        """STT_FUNC symbols of .symtab (else .dynsym), at their layout addresses."""
+        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address.
+
+        In a .o, ``bases`` places each symbol at its section's layout address (None: the
+        stored st_value, which is what findings' PCs in a .o are).  At most MAX_SYMBOLS
+        entries are read; names are cut (``string_at``)."""
         tables = [sh for sh in shdrs if sh.type == SHT_SYMTAB] or [
             sh for sh in shdrs if sh.type == SHT_DYNSYM
         ]
         if not tables:
             return ()
         st = tables[0]
-        raw = self._section_bytes(st, names[st.index])
         if not 0 < st.link < len(shdrs):
             return ()
-        strtab = self._section_bytes(shdrs[st.link], names[st.link])
         entsize = 24 if self.elfclass == 64 else 16
+        raw = self._section_bytes(st, names[st.index])
+        raw = raw[: (min(len(raw), MAX_SYMBOLS * entsize) // entsize) * entsize]
+        strtab = self._section_bytes(shdrs[st.link], names[st.link])
         fmt = self.order + ("IBBHQQ" if self.elfclass == 64 else "IIIBBH")
+        rel = self.is_rel and bases is not None
         out = []
-        for off in range(entsize, len(raw) - entsize + 1, entsize):
+        for entry in struct.iter_unpack(fmt, raw[entsize:]):
             if self.elfclass == 64:
-                name_off, info, _o, shndx, value, size = struct.unpack_from(fmt, raw, off)
+                name_off, info, _o, shndx, value, size = entry
             else:
-                name_off, value, size, info, _o, shndx = struct.unpack_from(fmt, raw, off)
-            if info & 0xF != 2 or not SHN_UNDEF < shndx < SHN_LORESERVE:  # STT_FUNC, defined
+                name_off, value, size, info, _o, shndx = entry
+            # STT_FUNC or STT_GNU_IFUNC, defined in a section
+            if info & 0xF not in (2, 10) or not SHN_UNDEF < shndx < SHN_LORESERVE:
                 continue
-            end = strtab.find(b"\0", name_off)
-            name = strtab[name_off:end].decode("utf-8", "replace") if 0 <= name_off < end else "?"
-            addr = value + (bases.get(shndx, 0) if self.is_rel else 0)
-            out.append(FuncSymbol(addr, size, name))
+            addr = value + (bases.get(shndx, 0) if rel and bases is not None else 0)
+            out.append(FuncSymbol(addr, size, string_at(strtab, name_off) or "?"))
         out.sort(key=lambda f: (f.addr, -f.size, f.name))
         return tuple(out)
 
@@ -640,18 +699,23 @@ class _Loader:
         e_type = _E_TYPES.get(self.e_type, self.e_type)
         e_machine = machine_name(self.machine)
         is_rel = self.is_rel = e_type == "ET_REL"
+        linked = e_type in ("ET_EXEC", "ET_DYN")
+        debug_only = linked and _debug_only(shdrs)
 
+        found = [
+            (sh, name) for sh, name in zip(shdrs, names, strict=True)
+            if sh.index and (name == ".sframe" or sh.type == SHT_GNU_SFRAME)
+        ]
         sections = []
-        for sh, name in zip(shdrs, names, strict=True):
-            if sh.index == 0 or not (name == ".sframe" or sh.type == SHT_GNU_SFRAME):
-                continue
-            raw = self._section_bytes(sh, name)
+        for sh, name in found[:MAX_SFRAME_SECTIONS]:
+            nobits = sh.type == SHT_NOBITS
+            raw = b"" if nobits else self._section_bytes(sh, name)
             data, count = raw, 0
             if is_rel and raw:
                 data, count = self._relocate(sh, raw, shdrs, names)
             sections.append(
                 SFrameSection(
-                    name=name,
+                    name=clip(name),
                     index=sh.index,
                     sh_type=sh.type,
                     sh_flags=sh.flags,
@@ -661,6 +725,7 @@ class _Loader:
                     data=data,
                     relocations=count,
                     raw_data=raw,
+                    nobits=nobits,
                 )
             )
 
@@ -674,10 +739,13 @@ class _Loader:
             for p in phdrs
             if p.type == PT_LOAD
         )
+        tails: list[tuple[int, bytes]] = []
+        if linked and not debug_only:
+            sections.extend(self._segment_sections(sframe_segments, sections, tails))
 
         if shdrs:
             ranges = [
-                TextRange(name, sh.addr, sh.addr + sh.size)
+                TextRange(clip(name), sh.addr, sh.addr + sh.size)
                 for sh, name in zip(shdrs, names, strict=True)
                 if sh.flags & SHF_EXECINSTR and sh.flags & SHF_ALLOC and sh.size > 0
             ]
@@ -692,6 +760,15 @@ class _Loader:
         ranges.sort(key=lambda r: (r.start, r.end, r.name))
         self.text_ranges = ranges
         view = self._cfi_view(shdrs, names, sections) if cfi else None
+        symbols: tuple[FuncSymbol, ...] = ()
+        if any(sec.data for sec in sections):
+            if view is not None and not is_rel:
+                symbols = view.symbols  # the same table at the same addresses
+            else:
+                try:
+                    symbols = self._func_symbols(shdrs, names, None)
+                except (ElfError, *_PARSE_ERRORS):
+                    symbols = ()  # names are a nicety, never a reason to fail
 
         return ElfSFrameInfo(
             path=self.label,
@@ -705,4 +782,49 @@ class _Loader:
             load_segments=load_segments,
             text_ranges=tuple(ranges),
             cfi=view,
+            symbols=symbols,
+            debug_only=debug_only,
+            sframe_sections_total=len(found),
+            segment_tails=tuple(tails),
         )
+
+    def _segment_sections(
+        self,
+        segments: tuple[SFrameSegment, ...],
+        sections: list[SFrameSection],
+        tails: list[tuple[int, bytes]],
+    ) -> list[SFrameSection]:
+        """What the kernel reads: each PT_GNU_SFRAME's bytes.
+
+        A segment that starts where a .sframe section does (same offset and address) is
+        that section: only its bytes past sh_size are kept (in ``tails``).  Any other
+        segment (no section headers, e.g. sstrip; or headers that disagree with it)
+        becomes a section of its own, named ``PT_GNU_SFRAME[i]``, checked like one."""
+        out = []
+        for seg in segments[:MAX_SFRAME_SECTIONS]:
+            if seg.filesz == 0:
+                continue
+            sec = next((s for s in sections if not s.nobits and s.segment is None
+                        and s.offset == seg.offset and s.vma == seg.vaddr), None)
+            if sec is not None:
+                # The tail as far as the file holds it (a segment past the end of the
+                # file is the segment rules' business, not a reason to refuse the file).
+                tail_len = min(seg.filesz - sec.size, self.size - seg.offset - sec.size,
+                               MAX_SECTION_BYTES)
+                if tail_len > 0:
+                    tails.append((seg.index, self._bytes(
+                        seg.offset + sec.size, tail_len, f"PT_GNU_SFRAME[{seg.index}] tail")))
+                continue
+            data = self._bytes(seg.offset, seg.filesz, f"PT_GNU_SFRAME[{seg.index}]")
+            out.append(SFrameSection(
+                name=f"PT_GNU_SFRAME[{seg.index}]", index=-1, sh_type=0, sh_flags=SHF_ALLOC,
+                vma=seg.vaddr, offset=seg.offset, size=seg.filesz, data=data, relocations=0,
+                raw_data=data, segment=seg.index))
+        return out
+
+
+def _debug_only(shdrs: list[_Shdr]) -> bool:
+    """True for a separate debug file: allocated sections exist, and all but notes are
+    SHT_NOBITS (objcopy --only-keep-debug keeps their headers, not their bytes)."""
+    alloc = [sh for sh in shdrs if sh.flags & SHF_ALLOC and sh.size and sh.type != SHT_NOTE]
+    return bool(alloc) and all(sh.type == SHT_NOBITS for sh in alloc)
