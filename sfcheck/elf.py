@@ -1,16 +1,21 @@
 """Find SFrame data, and the context needed to check it, in an ELF file.
 
 This layer knows nothing about the SFrame format itself (``sfcheck.format``
-decodes the bytes).  It locates ``.sframe`` sections and ``PT_GNU_SFRAME``
-segments, applies ``.rela.sframe`` in relocatable objects, and lists the
-executable address ranges that FDEs are expected to point into.
+decodes the bytes).  It locates ``.sframe`` sections and every ``PT_GNU_SFRAME``
+segment (the kernel's way in: a segment no section header describes is handed on
+as a section of its own), applies ``.rela.sframe`` in relocatable objects, and
+lists the executable address ranges that FDEs are expected to point into.  The
+result types live in :mod:`sfcheck.elfmodel`; this module is the one loader that
+fills them (its parts share the decoded header tables, so they stay together).
 
-Input is untrusted: every failure becomes an :class:`ElfError`.  pyelftools
-parses the ELF header; the section and program header tables are decoded with
-:mod:`struct` directly, because pyelftools reports unknown ``sh_type`` and
-``p_type`` values as bare ints (known ones as names that depend on the
-machine), and building its ``Section`` objects eagerly parses linked sections,
-so one broken unrelated section would make the whole file unreadable.
+Input is untrusted: every failure becomes an :class:`ElfError`.  The file is
+mapped or used in place, never read whole: only the header tables and the
+sections needed are copied out, each bounded (``MAX_SECTION_BYTES``), as are
+the SFrame sections per file, the symbols read and the bytes of each name.  The
+section and program header tables are decoded with :mod:`struct` directly
+(pyelftools reports unknown ``sh_type``/``p_type`` values as bare ints, and
+building its ``Section`` objects eagerly parses linked sections, so one broken
+unrelated section would make the whole file unreadable).
 """
 
 from __future__ import annotations
@@ -19,11 +24,20 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
+from sfcheck.elfmodel import (
+    CfiView,
+    ElfSFrameInfo,
+    FuncSymbol,
+    LoadSegment,
+    SFrameSection,
+    SFrameSegment,
+    TextRange,
+)
 from sfcheck.errors import ElfError
-from sfcheck.fileio import InputFileError, map_regular
+from sfcheck.fileio import InputFileError, map_regular, open_regular
 from sfcheck.result import CUT_MARK, clip
 
 __all__ = [
@@ -132,112 +146,6 @@ _PARSE_ERRORS = (
 
 
 @dataclass(frozen=True)
-class TextRange:
-    """An executable address range FDEs may point into."""
-
-    name: str  # section name, or "PT_LOAD[i]" (i = program header index)
-    start: int
-    end: int  # exclusive
-
-
-@dataclass(frozen=True)
-class SFrameSection:
-    """An SFrame section, with its bytes (relocated in ET_REL files)."""
-
-    name: str
-    index: int
-    sh_type: int  # SHT_PROGBITS before binutils 2.45, SHT_GNU_SFRAME after
-    sh_flags: int
-    vma: int
-    offset: int
-    size: int
-    data: bytes  # relocated contents (== raw_data for linked files)
-    relocations: int  # number of relocations applied
-    raw_data: bytes  # contents as stored in the file
-    # Index of the PT_GNU_SFRAME program header this stands for when there is no section
-    # header for those bytes (name "PT_GNU_SFRAME[i]"), else None.
-    segment: int | None = None
-    nobits: bool = False  # SHT_NOBITS: no bytes in this file (a separate debug file)
-
-
-@dataclass(frozen=True)
-class SFrameSegment:
-    """A PT_GNU_SFRAME program header."""
-
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class LoadSegment:
-    """A PT_LOAD program header (flags: PF_X=1, PF_W=2, PF_R=4)."""
-
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class FuncSymbol:
-    """A function symbol, for naming code in findings."""
-
-    addr: int
-    size: int
-    name: str
-
-
-@dataclass(frozen=True)
-class CfiView:
-    """`.eh_frame` and the SFrame sections relocated against one address layout.
-
-    In linked files that is the file's own layout.  In a ``.o`` every section
-    has address 0, so functions in different text sections would collide: each
-    allocated section gets a distinct synthetic address instead, and both
-    sections are relocated against it, which keeps their PCs comparable.
-    """
-
-    eh_frame: bytes | None  # None: the file has no .eh_frame
-    eh_frame_vma: int
-    sframe: tuple[tuple[int, bytes], ...]  # per ElfSFrameInfo.sections: (vma, data)
-    symbols: tuple[FuncSymbol, ...]  # sorted by address
-    text_ranges: tuple[TextRange, ...]
-    error: str | None = None  # why .eh_frame could not be prepared
-
-
-@dataclass(frozen=True)
-class ElfSFrameInfo:
-    """Everything the SFrame checker needs to know about one ELF file."""
-
-    path: str
-    e_type: str
-    e_machine: str
-    machine: int
-    little_endian: bool
-    elfclass: int
-    sections: tuple[SFrameSection, ...]
-    sframe_segments: tuple[SFrameSegment, ...]
-    load_segments: tuple[LoadSegment, ...]
-    text_ranges: tuple[TextRange, ...]
-    cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
-    # Function symbols at their stored st_value (what findings' PCs are named with),
-    # sorted; read only for files with SFrame data, and () when the tables are unusable.
-    symbols: tuple[FuncSymbol, ...] = ()
-    # A separate debug file (objcopy --only-keep-debug): every allocated section except
-    # notes is SHT_NOBITS, so section and segment headers describe bytes not in this file.
-    debug_only: bool = False
-    sframe_sections_total: int = 0  # SFrame sections found (sections holds at most the cap)
-    # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes).
-    segment_tails: tuple[tuple[int, bytes], ...] = field(default=())
-
-
-@dataclass(frozen=True)
 class _Shdr:
     """A section header as stored (all fields numeric)."""
 
@@ -274,11 +182,16 @@ def is_elf(data_or_path: Buffer | str | os.PathLike[str]) -> bool:
     """Cheap check of the ELF magic; unreadable paths are simply "not ELF"."""
     if isinstance(data_or_path, bytes | bytearray | memoryview | mmap.mmap):
         return bytes(data_or_path[:4]) == ELF_MAGIC
+    try:  # a regular file only: a FIFO or device named here must not block or stream
+        fd, _st = open_regular(data_or_path)
+    except InputFileError:
+        return False
     try:
-        with open(data_or_path, "rb") as f:
-            return f.read(4) == ELF_MAGIC
+        return os.pread(fd, 4, 0) == ELF_MAGIC
     except OSError:
         return False
+    finally:
+        os.close(fd)
 
 
 def load_elf(
