@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import PT_GNU_SFRAME, load_elf
+from sfcheck.elf import PT_GNU_SFRAME, is_elf, load_elf
 from sfcheck.profiles import PROFILE_NAMES
 from sfcheck.result import Severity
 
@@ -167,3 +167,78 @@ def test_debug_file_segment_is_not_read_as_data(tmp_path: Path) -> None:
     _at, _t, _offset, filesz = _sframe_phdr(debug.read_bytes())
     assert filesz == 0
     assert [s.segment for s in load_elf(debug).sections] == [None]
+
+
+# --------------------------------------------------------------------------
+# how the bytes arrive: path (mapped), bytes, memoryview, mmap; never a non-regular file
+
+
+def test_every_buffer_kind_gives_the_same_result(tmp_path: Path) -> None:
+    import mmap
+
+    want = check_elf(V3)
+    data = V3.read_bytes()
+    with open(V3, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        got = [check_elf(data, path=str(V3)), check_elf(memoryview(data), path=str(V3)),
+               check_elf(bytearray(data), path=str(V3)), check_elf(m, path=str(V3))]
+        assert not m.closed  # a caller's map stays the caller's
+    for res in got:
+        assert res.findings == want.findings and res.sections == want.sections
+
+
+def test_a_big_buffer_is_not_copied() -> None:
+    """An ELF at the start of a 64 MiB buffer: only its parts are copied out."""
+    import tracemalloc
+
+    big = bytearray(64 << 20)
+    data = V3.read_bytes()
+    big[:len(data)] = data
+    view = memoryview(big)
+    tracemalloc.start()
+    try:
+        res = check_elf(view)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.error is None and res.sections
+    assert peak < 16 << 20, peak
+
+
+def test_non_regular_files_are_refused(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        res = check_elf(path)
+        assert res.error is not None and "not a regular file" in res.error
+        assert "\n" not in res.error
+    assert not is_elf(fifo) and not is_elf("/dev/zero")
+
+
+@pytest.mark.parametrize("argv", [["dump"], ["dump", "--raw"], ["check", "--raw"], ["check"]])
+def test_cli_refuses_devices_in_one_line(argv: list[str], tmp_path: Path) -> None:
+    import os
+    import sys
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in ("/dev/zero", str(fifo)):
+        proc = subprocess.run([sys.executable, "-m", "sfcheck", *argv, target],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert proc.returncode == 2, proc.stderr
+        out = (proc.stdout + proc.stderr).strip()
+        assert "not a regular file" in out and "Traceback" not in out
+        assert len([line for line in out.splitlines() if target in line]) == 1
+
+
+def test_raw_empty_input_is_a_truncated_section(tmp_path: Path) -> None:
+    from sfcheck.checker import check_section_bytes
+
+    res = check_section_bytes(b"", raw=True)
+    assert [(f.rule, f.severity) for f in res.findings] == [("header-too-short",
+                                                              Severity.ERROR)]
+    # Inside an object a zero-size .sframe is what some assemblers leave: a warning.
+    assert [(f.rule, f.severity) for f in check_section_bytes(b"").findings] == [
+        ("elf-empty-sframe", Severity.WARNING)]
