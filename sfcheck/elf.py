@@ -654,7 +654,8 @@ class _Loader:
         )
         tails: list[tuple[int, bytes]] = []
         if linked and not debug_only:
-            sections.extend(self._segment_sections(sframe_segments, sections, tails))
+            sections.extend(self._segment_sections(sframe_segments, load_segments, sections,
+                                                    tails))
 
         if shdrs:
             ranges = [
@@ -704,36 +705,53 @@ class _Loader:
     def _segment_sections(
         self,
         segments: tuple[SFrameSegment, ...],
+        loads: tuple[LoadSegment, ...],
         sections: list[SFrameSection],
         tails: list[tuple[int, bytes]],
     ) -> list[SFrameSection]:
-        """What the kernel reads: each PT_GNU_SFRAME's bytes.
+        """What the kernel reads: each PT_GNU_SFRAME's bytes, as mapped.
 
-        A segment that starts where a .sframe section does (same offset and address) is
-        that section: only its bytes past sh_size are kept (in ``tails``).  Any other
-        segment (no section headers, e.g. sstrip; or headers that disagree with it)
-        becomes a section of its own, named ``PT_GNU_SFRAME[i]``, checked like one."""
+        The loader reads [p_vaddr, p_vaddr + p_memsz) from the process image, i.e. through
+        the PT_LOAD that maps it (past that segment's p_filesz: zeros); p_offset only
+        agrees with that in a sane file.  A segment whose bytes are those of a .sframe
+        section (same file offset and address) is that section: only its bytes past
+        sh_size are kept (in ``tails``).  Any other segment (no section headers, e.g.
+        sstrip; or headers that disagree with it) becomes a section of its own, named
+        ``PT_GNU_SFRAME[i]``, checked like one."""
         out = []
         for seg in segments[:MAX_SFRAME_SECTIONS]:
-            if seg.filesz == 0:
+            if seg.memsz == 0 and seg.filesz == 0:
                 continue
+            offset, size = self._mapped(seg, loads)
             sec = next((s for s in sections if not s.nobits and s.segment is None
-                        and s.offset == seg.offset and s.vma == seg.vaddr), None)
+                        and s.offset == offset and s.vma == seg.vaddr), None)
             if sec is not None:
                 # The tail as far as the file holds it (a segment past the end of the
                 # file is the segment rules' business, not a reason to refuse the file).
-                tail_len = min(seg.filesz - sec.size, self.size - seg.offset - sec.size,
+                tail_len = min(size - sec.size, self.size - offset - sec.size,
                                MAX_SECTION_BYTES)
                 if tail_len > 0:
                     tails.append((seg.index, self._bytes(
-                        seg.offset + sec.size, tail_len, f"PT_GNU_SFRAME[{seg.index}] tail")))
+                        offset + sec.size, tail_len, f"PT_GNU_SFRAME[{seg.index}] tail")))
                 continue
-            data = self._bytes(seg.offset, seg.filesz, f"PT_GNU_SFRAME[{seg.index}]")
+            data = self._bytes(offset, size, f"PT_GNU_SFRAME[{seg.index}]")
             out.append(SFrameSection(
                 name=f"PT_GNU_SFRAME[{seg.index}]", index=-1, sh_type=0, sh_flags=SHF_ALLOC,
-                vma=seg.vaddr, offset=seg.offset, size=seg.filesz, data=data, relocations=0,
+                vma=seg.vaddr, offset=offset, size=size, data=data, relocations=0,
                 raw_data=data, segment=seg.index))
         return out
+
+    @staticmethod
+    def _mapped(seg: SFrameSegment, loads: tuple[LoadSegment, ...]) -> tuple[int, int]:
+        """(file offset, size) of the bytes a loader sees at the segment's address: through
+        the PT_LOAD that maps them, at most p_memsz and what that PT_LOAD has in the file;
+        the segment's own p_offset/p_filesz when no PT_LOAD maps it (the ELF rules say so)."""
+        for load in loads:
+            if load.vaddr <= seg.vaddr and seg.vaddr + seg.memsz <= load.vaddr + load.memsz:
+                rel = seg.vaddr - load.vaddr
+                in_file = max(0, min(seg.memsz, load.filesz - rel))
+                return load.offset + rel, in_file
+        return seg.offset, seg.filesz
 
 
 def _debug_only(shdrs: list[_Shdr]) -> bool:

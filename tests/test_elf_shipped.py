@@ -133,10 +133,11 @@ def test_sstrip_with_garbage_segment_is_an_error() -> None:
 def test_every_pt_gnu_sframe_is_examined(tmp_path: Path) -> None:
     data = bytearray(V3.read_bytes())
     sf_at, _t, offset, filesz = _sframe_phdr(data)
-    # Turn the PT_NOTE header into a second PT_GNU_SFRAME pointing 8 bytes further on.
+    # Turn the PT_NOTE header into a second PT_GNU_SFRAME 8 bytes further on.
     note_at = next(p[0] for p in _phdrs(data) if p[1] == 4)
     data[note_at:note_at + 56] = data[sf_at:sf_at + 56]
-    struct.pack_into("<QQ", data, note_at + 8, offset + 8, 0)  # p_offset, p_vaddr
+    vaddr, = struct.unpack_from("<Q", data, sf_at + 16)
+    struct.pack_into("<QQ", data, note_at + 8, offset + 8, vaddr + 8)  # p_offset, p_vaddr
     res = check_elf(bytes(data))
     got = Counter(f.rule for f in res.findings)
     assert got["elf-segment-multiple"] == 1
@@ -242,3 +243,19 @@ def test_raw_empty_input_is_a_truncated_section(tmp_path: Path) -> None:
     # Inside an object a zero-size .sframe is what some assemblers leave: a warning.
     assert [(f.rule, f.severity) for f in check_section_bytes(b"").findings] == [
         ("elf-empty-sframe", Severity.WARNING)]
+
+
+def test_segment_bytes_are_read_where_the_loader_maps_them() -> None:
+    """The kernel reads PT_GNU_SFRAME at p_vaddr in memory: a p_offset pointing elsewhere
+    does not change what is checked (here: the real section, through its PT_LOAD)."""
+    data = _sstrip(V3.read_bytes())
+    sf_at, _t, offset, _filesz = _sframe_phdr(data)
+    struct.pack_into("<Q", data, sf_at + 8, 0)  # p_offset 0: the ELF header
+    (sec,) = load_elf(bytes(data)).sections
+    real = load_elf(V3).sections[0].data
+    assert sec.offset == offset and sec.data[:len(real)] == real
+    # ... and when p_vaddr moves, the bytes there are what gets checked.
+    vaddr, = struct.unpack_from("<Q", data, sf_at + 16)
+    struct.pack_into("<Q", data, sf_at + 16, vaddr + 8)
+    res = check_elf(bytes(data))
+    assert "header-bad-magic" in {f.rule for f in res.findings}
