@@ -712,8 +712,9 @@ class _Loader:
         """What the kernel reads: each PT_GNU_SFRAME's bytes, as mapped.
 
         The loader reads [p_vaddr, p_vaddr + p_memsz) from the process image, i.e. through
-        the PT_LOAD that maps it (past that segment's p_filesz: zeros); p_offset only
-        agrees with that in a sane file.  A segment whose bytes are those of a .sframe
+        the PT_LOAD that maps it; p_offset only agrees with that in a sane file.  What the
+        PT_LOAD leaves out of the file (its zero-filled part) is not made up here: the
+        data is cut there, and a header that reaches into it reads as cut short.  A segment whose bytes are those of a .sframe
         section (same file offset and address) is that section: only its bytes past
         sh_size are kept (in ``tails``).  Any other segment (no section headers, e.g.
         sstrip; or headers that disagree with it) becomes a section of its own, named
