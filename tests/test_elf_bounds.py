@@ -171,3 +171,30 @@ def test_section_names_are_cut(tmp_path: Path) -> None:
     res = check_elf(elf.build(), options=Options(disable={"semantic", "defect"}))
     assert res.sections and len(res.sections[0].name) == MAX_TEXT + len(CUT_MARK)
     assert all(len(f.location.section or "") <= MAX_TEXT + len(CUT_MARK) for f in res.findings)
+
+
+def test_findings_per_file_are_capped_in_every_format(tmp_path: Path) -> None:
+    """64 copies of a section whose every FDE lies outside the tiny .text: over 1,000
+    findings; the file keeps MAX_PER_FILE of them (the worst) and says how many it left."""
+    from sfcheck.checker import MAX_PER_FILE
+    from sfcheck.cli import main
+
+    data, vma = _sframe_bytes()
+    secs = [Sec(".text", SHT_PROGBITS, b"\xc3" * 16, flags=SHF_ALLOC | SHF_EXECINSTR)]
+    secs += [Sec(".sframe", SHT_GNU_SFRAME, data, flags=SHF_ALLOC, addr=vma)
+             for _ in range(MAX_SFRAME_SECTIONS)]
+    path = tmp_path / "flood.o"
+    path.write_bytes(Elf(e_type=1, sections=secs).build())
+    res = check_elf(path)
+    assert len(res.findings) == MAX_PER_FILE + 1
+    capped = [f for f in res.findings if f.rule == "elf-findings-capped"]
+    assert len(capped) == 1 and "more finding(s)" in capped[0].message
+    # The worst are kept: every error survives the cap.
+    assert sum(f.severity == Severity.ERROR for f in res.findings) == MAX_PER_FILE
+    for fmt in ("json", "sarif"):
+        out = tmp_path / f"r.{fmt}"
+        assert main(["check", "-j", "1", "--format", fmt, "-o", str(out), str(path)]) == 1
+        report = json.loads(out.read_text())
+        n = len(report["files"][0]["findings"]) if fmt == "json" else \
+            len(report["runs"][0]["results"])
+        assert n == MAX_PER_FILE + 1
