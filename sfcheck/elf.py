@@ -214,8 +214,10 @@ def load_elf(
         data: Buffer = source
         label = name if name is not None else "<bytes>"
     elif isinstance(source, memoryview):
-        data = source.cast("B") if source.format != "B" or source.ndim != 1 else source
         label = name if name is not None else "<bytes>"
+        if not source.c_contiguous:
+            raise ElfError("cannot read a non-contiguous buffer", label)
+        data = source.cast("B") if source.format != "B" or source.ndim != 1 else source
     else:
         label = name if name is not None else os.fsdecode(source)
         try:
