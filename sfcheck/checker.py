@@ -15,7 +15,7 @@ from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
 from .rules.context import SectionContext
-from .rules.defect import check_section_defects
+from .rules.defect import check_section_defects, check_stubs_only
 from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
@@ -135,6 +135,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
             else:
                 check_consumer(ctx, profile, header, info)
         check_section_defects(ctx, header, info)
+        check_stubs_only(ctx, info)
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
         ctxs.append(ctx)

@@ -716,8 +716,9 @@ class _Loader:
         The loader reads [p_vaddr, p_vaddr + p_memsz) from the process image, i.e. through
         the PT_LOAD that maps it; p_offset only agrees with that in a sane file.  What the
         PT_LOAD leaves out of the file (its zero-filled part) is not made up here: the
-        data is cut there, and a header that reaches into it reads as cut short.  A segment whose bytes are those of a .sframe
-        section (same file offset and address) is that section: only its bytes past
+        data is cut there, and a header that reaches into it reads as cut short.  A
+        segment whose bytes are those of a .sframe section (same file offset and
+        address) is that section: only its bytes past
         sh_size are kept (in ``tails``).  Any other segment (no section headers, e.g.
         sstrip; or headers that disagree with it) becomes a section of its own, named
         ``PT_GNU_SFRAME[i]``, checked like one."""

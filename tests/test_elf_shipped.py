@@ -259,3 +259,45 @@ def test_segment_bytes_are_read_where_the_loader_maps_them() -> None:
     struct.pack_into("<Q", data, sf_at + 16, vaddr + 8)
     res = check_elf(bytes(data))
     assert "header-bad-magic" in {f.rule for f in res.findings}
+
+
+# --------------------------------------------------------------------------
+# defect-ld-stubs-only: SFrame for the linker's PLT stubs and nothing else
+
+STUBS_ONLY = ["bad/ld240_v2obj_plt.so", "bad/ld244_v3obj_plt.so", "bad/ld247_v2obj_plt.so",
+              "bad/ld247_llvmobj_plt.so"]
+
+
+@pytest.mark.parametrize("name", STUBS_ONLY)
+def test_linker_that_dropped_the_objects_sframe(name: str) -> None:
+    """Each was linked by an ld of another SFrame version than its objects (corpus/bad
+    BUILD.log): only ld's own .plt FDEs are left."""
+    res = check_elf(CORPUS / name)
+    (hit,) = [f for f in res.findings if f.rule == "defect-ld-stubs-only"]
+    assert hit.severity == Severity.WARNING and ".text" in hit.message
+
+
+def test_stubs_only_from_a_real_mixed_link(tmp_path: Path) -> None:
+    """The system's ld 2.40 given a v3 object: 'no .sframe will be created', yet a v1
+    section with the PLT FDEs (seen rebuilding libffi, whose libtool link drops -B)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc not installed")
+    out = tmp_path / "mix.so"
+    proc = subprocess.run([gcc, "-shared", "-o", str(out), str(CORPUS / "v3" / "lib.o")],
+                          capture_output=True, text=True)
+    if proc.returncode or "no .sframe will be created" not in proc.stderr:
+        pytest.skip(f"the system ld is not the 2.40 this case needs: {proc.stderr[:200]}")
+    rules = {f.rule for f in check_elf(out).findings}
+    assert "defect-ld-stubs-only" in rules
+
+
+SANE_LINKS = sorted(
+    p for d in ("v1", "v2", "v3", "llvm", "aarch64/v1", "aarch64/v3", "s390x/v3")
+    for p in (CORPUS / d).glob("*")
+    if p.is_file() and p.suffix in ("", ".so") and p.read_bytes()[:4] == b"\x7fELF")
+
+
+@pytest.mark.parametrize("path", SANE_LINKS, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_stubs_only_silent_on_sane_links(path: Path) -> None:
+    assert "defect-ld-stubs-only" not in {f.rule for f in check_elf(path).findings}
