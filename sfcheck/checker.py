@@ -114,10 +114,10 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         def severity_for(rule: Rule, severity: Severity) -> Severity | None:
             return object_severity(profile, rule.id, severity)
     ctxs, headers = [], []
-    for sec in info.sections:
+    for k, sec in enumerate(info.sections):
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
                              severity_for, relocatable=relocatable)
-        if not ctxs:
+        if k == 0:
             E.check_file(ctx, info)
         if sec.nobits:
             # A separate debug file: the header is kept, the bytes are in the binary.

@@ -301,3 +301,21 @@ SANE_LINKS = sorted(
 @pytest.mark.parametrize("path", SANE_LINKS, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_stubs_only_silent_on_sane_links(path: Path) -> None:
     assert "defect-ld-stubs-only" not in {f.rule for f in check_elf(path).findings}
+
+
+def test_file_level_findings_once_when_the_first_section_has_no_bytes(tmp_path: Path) -> None:
+    """A NOBITS .sframe first, then the segment's bytes as a section of their own: the
+    file-level rules (here: two PT_GNU_SFRAME) report once."""
+    data = bytearray(V3.read_bytes())
+    with open(V3, "rb") as f:
+        from elftools.elf.elffile import ELFFile
+        elf = ELFFile(f)
+        index = next(i for i, s in enumerate(elf.iter_sections()) if s.name == ".sframe")
+        at = elf["e_shoff"] + index * elf["e_shentsize"]
+    struct.pack_into("<I", data, at + 4, 8)  # SHT_NOBITS
+    sf_at, _t, _offset, _filesz = _sframe_phdr(data)
+    note_at = next(p[0] for p in _phdrs(data) if p[1] == 4)
+    data[note_at:note_at + 56] = data[sf_at:sf_at + 56]
+    res = check_elf(bytes(data))
+    assert [s.name.startswith("PT_GNU_SFRAME[") for s in res.sections] == [False, True, True]
+    assert Counter(f.rule for f in res.findings)["elf-segment-multiple"] == 1
