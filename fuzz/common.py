@@ -101,6 +101,9 @@ def write_seeds(target: str, dest: Path, versions: set[int] | None = None) -> in
             if sec is not None:
                 put(f"{i}-sframe", bytes([i, 0]) + sec)
             put(f"{i}-hdr", bytes([i, 1]) + bytes(min(len(data), 256)))
+            # Modes 2 and 3 (fuzz/elf.py): one header edit, one symbol/.eh_frame edit.
+            put(f"{i}-edit", bytes([i, 2, 2, 0, 0, 4, 5]) + bytes(7))
+            put(f"{i}-symeh", bytes([i, 3, 1, 0, 1, 2, 5]) + bytes(7))
         return n
     if target == "unwind":
         # selector, registers, then stack words alternating "return address" (kind 1)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 from . import rules  # noqa: F401  (registers every rule)
-from .elf import ElfError, load_elf
+from .elf import Buffer, ElfError, FuncSymbol, load_elf
 from .format.model import Header
 from .profiles import PROFILES
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
 from .rules.context import SectionContext
-from .rules.defect import check_section_defects
+from .rules.defect import check_section_defects, check_stubs_only
+from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
 from .rules.semantic import cross_check
@@ -55,12 +57,16 @@ def _summary(name: str, vma: int, data: bytes, header: Header | None) -> Section
 
 
 def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
-                        name: str = ".sframe", options: Options | None = None) -> FileResult:
-    """Check one bare SFrame section (no ELF context)."""
+                        name: str = ".sframe", options: Options | None = None,
+                        raw: bool = False) -> FileResult:
+    """Check one bare SFrame section (no ELF context).
+
+    `raw`: the bytes are a whole input file given as a section (check --raw), so 0 bytes is
+    a section cut short before its header, not the empty section an object may hold."""
     options = options or Options()
     ctx = SectionContext(path, name, vma, bytes(data), options.enabled, options.severity_for)
     result = FileResult(path)
-    if not data:
+    if not data and not raw:
         ctx.emit_as(E.EMPTY, Severity.WARNING, f"{name} has size 0")
         header = None
     else:
@@ -74,11 +80,18 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
     return result
 
 
-def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
+MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is per section
+
+
+def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
               options: Options | None = None) -> FileResult:
-    """Check every SFrame section of an ELF file; unreadable files set `error`."""
+    """Check every SFrame section of an ELF file (a path, or its bytes in any buffer: a
+    path is mapped, a buffer read in place, neither copied whole); unreadable files set
+    `error`. Findings with a PC are named by the file's function symbols, whatever the
+    output format."""
     options = options or Options()
-    label = path or (os.fspath(source) if not isinstance(source, bytes) else "<bytes>")
+    label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
+                     else "<bytes>")
     result = FileResult(label)
     # The .eh_frame cross-check needs its inputs prepared while the file is parsed.
     cfi = any(options.enabled(r) for r in RULES.values() if r.group in ("semantic", "defect"))
@@ -93,14 +106,36 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
         return result
+    profile = PROFILES[options.profile]
+    relocatable = info.e_type == "ET_REL"
+    severity_for = options.severity_for
+    objects = relocatable and runtime_only(profile)
+    if objects:
+        def severity_for(rule: Rule, severity: Severity) -> Severity | None:
+            return object_severity(profile, rule.id, severity)
     ctxs, headers = [], []
-    for sec in info.sections:
+    for k, sec in enumerate(info.sections):
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
-                             options.severity_for, relocatable=info.e_type == "ET_REL")
+                             severity_for, relocatable=relocatable)
+        if k == 0:
+            E.check_file(ctx, info)
+        if sec.nobits:
+            # A separate debug file: the header is kept, the bytes are in the binary.
+            ctx.emit(E.NO_DATA, f"{sec.name} is SHT_NOBITS ({sec.size:#x} bytes not in this "
+                     "file)" + (": a separate debug file" if info.debug_only else "")
+                     + "; no SFrame data to check")
+            ctx.finish()
+            result.findings.extend(ctx.findings)
+            result.sections.append(_summary(sec.name, sec.vma, b"", None))
+            continue
         header = check_section(ctx) if sec.data else None
         if header is not None:
-            check_consumer(ctx, PROFILES[options.profile], header, info)
+            if objects:
+                check_object(ctx, profile, header)
+            else:
+                check_consumer(ctx, profile, header, info)
         check_section_defects(ctx, header, info)
+        check_stubs_only(ctx, info)
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
         ctxs.append(ctx)
@@ -111,7 +146,41 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
     for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
+    result.findings = _capped(name_functions(result.findings, info.symbols), label)
     return result
+
+
+def name_functions(findings: list[Finding], symbols: Sequence[FuncSymbol]) -> list[Finding]:
+    """Set Location.function for findings that carry an FDE start PC: the sized function
+    symbol containing it (aliases share a start, so a few before the nearest are tried)."""
+    if not symbols or not any(f.location.pc is not None for f in findings):
+        return findings
+    starts = [s.addr for s in symbols]
+    out = []
+    for f in findings:
+        pc = f.location.pc
+        if pc is not None and f.location.function is None:
+            k = bisect_right(starts, pc) - 1
+            for j in range(k, max(k - 8, -1), -1):
+                sym = symbols[j]
+                if sym.addr <= pc < sym.addr + max(sym.size, 1):
+                    f = replace(f, location=replace(f.location, function=sym.name))
+                    break
+        out.append(f)
+    return out
+
+
+def _capped(findings: list[Finding], label: str) -> list[Finding]:
+    """At most MAX_PER_FILE findings, the worst kept, and one saying how many were not."""
+    if len(findings) <= MAX_PER_FILE:
+        return findings
+    kept = sorted(findings, key=lambda f: -f.severity)[:MAX_PER_FILE]
+    order = {id(f): i for i, f in enumerate(findings)}
+    kept.sort(key=lambda f: order[id(f)])
+    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity, f"{len(findings) - MAX_PER_FILE} more "
+                        f"finding(s) in this file not shown (at most {MAX_PER_FILE} per file)",
+                        Location(label)))
+    return kept
 
 
 def check_paths(paths: Iterable[str], options: Options | None = None) -> list[FileResult]:

@@ -59,11 +59,13 @@ class _Out:
 
 def _read_raw(path: str, out: _Out) -> bytes | None:
     """A bare section file's bytes, or None after reporting why it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        out.err(path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
+    from .elf import MAX_SECTION_BYTES
+    from .fileio import InputFileError, read_bounded
+
+    try:  # regular files only, and no bigger than a section sfcheck reads
+        return read_bounded(path, MAX_SECTION_BYTES)
+    except InputFileError as exc:
+        out.err(path, exc.message, EXIT_USAGE)
         return None
 
 

@@ -1,27 +1,44 @@
 """Find SFrame data, and the context needed to check it, in an ELF file.
 
 This layer knows nothing about the SFrame format itself (``sfcheck.format``
-decodes the bytes).  It locates ``.sframe`` sections and ``PT_GNU_SFRAME``
-segments, applies ``.rela.sframe`` in relocatable objects, and lists the
-executable address ranges that FDEs are expected to point into.
+decodes the bytes).  It locates ``.sframe`` sections and every ``PT_GNU_SFRAME``
+segment (the kernel's way in: a segment no section header describes is handed on
+as a section of its own), applies ``.rela.sframe`` in relocatable objects, and
+lists the executable address ranges that FDEs are expected to point into.  The
+result types live in :mod:`sfcheck.elfmodel`; this module is the one loader that
+fills them (its parts share the decoded header tables, so they stay together).
 
-Input is untrusted: every failure becomes an :class:`ElfError`.  pyelftools
-parses the ELF header; the section and program header tables are decoded with
-:mod:`struct` directly, because pyelftools reports unknown ``sh_type`` and
-``p_type`` values as bare ints (known ones as names that depend on the
-machine), and building its ``Section`` objects eagerly parses linked sections,
-so one broken unrelated section would make the whole file unreadable.
+Input is untrusted: every failure becomes an :class:`ElfError`.  The file is
+mapped or used in place, never read whole: only the header tables and the
+sections needed are copied out, each bounded (``MAX_SECTION_BYTES``), as are
+the SFrame sections per file, the symbols read and the bytes of each name.  The
+section and program header tables are decoded with :mod:`struct` directly
+(pyelftools reports unknown ``sh_type``/``p_type`` values as bare ints, and
+building its ``Section`` objects eagerly parses linked sections, so one broken
+unrelated section would make the whole file unreadable).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from sfcheck.elfmodel import (
+    CfiView,
+    ElfSFrameInfo,
+    FuncSymbol,
+    LoadSegment,
+    SFrameSection,
+    SFrameSegment,
+    TextRange,
+)
 from sfcheck.errors import ElfError
+from sfcheck.fileio import InputFileError, map_regular, open_regular
+from sfcheck.result import CUT_MARK, clip
 
 __all__ = [
     "PT_GNU_SFRAME",
@@ -47,6 +64,7 @@ SHT_SYMTAB = 2
 SHT_RELA = 4
 SHT_NOBITS = 8
 SHT_REL = 9
+SHT_NOTE = 7
 SHT_DYNSYM = 11
 
 SHF_ALLOC = 0x2
@@ -59,6 +77,12 @@ SHN_UNDEF = 0
 SHN_LORESERVE = 0xFF00
 SHN_XINDEX = 0xFFFF
 PN_XNUM = 0xFFFF
+
+# Bounds on what one file may make us hold or do (a hostile header can claim anything).
+MAX_SECTION_BYTES = 256 << 20  # one section copied out of the file (.sframe, .eh_frame, ...)
+MAX_SFRAME_SECTIONS = 64  # SFrame sections checked per file (linked files have one)
+MAX_SYMBOLS = 1 << 21  # symbol table entries read for names (big C++ libraries have ~1M)
+MAX_SYMBOL_NAME = 256  # bytes of a symbol name looked at (a name without NUL is cut here)
 
 EM_S390 = 22
 EM_X86_64 = 62
@@ -122,99 +146,6 @@ _PARSE_ERRORS = (
 
 
 @dataclass(frozen=True)
-class TextRange:
-    """An executable address range FDEs may point into."""
-
-    name: str  # section name, or "PT_LOAD[i]" (i = program header index)
-    start: int
-    end: int  # exclusive
-
-
-@dataclass(frozen=True)
-class SFrameSection:
-    """An SFrame section, with its bytes (relocated in ET_REL files)."""
-
-    name: str
-    index: int
-    sh_type: int  # SHT_PROGBITS before binutils 2.45, SHT_GNU_SFRAME after
-    sh_flags: int
-    vma: int
-    offset: int
-    size: int
-    data: bytes  # relocated contents (== raw_data for linked files)
-    relocations: int  # number of relocations applied
-    raw_data: bytes  # contents as stored in the file
-
-
-@dataclass(frozen=True)
-class SFrameSegment:
-    """A PT_GNU_SFRAME program header."""
-
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class LoadSegment:
-    """A PT_LOAD program header (flags: PF_X=1, PF_W=2, PF_R=4)."""
-
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
-
-
-@dataclass(frozen=True)
-class FuncSymbol:
-    """A function symbol, for naming code in findings."""
-
-    addr: int
-    size: int
-    name: str
-
-
-@dataclass(frozen=True)
-class CfiView:
-    """`.eh_frame` and the SFrame sections relocated against one address layout.
-
-    In linked files that is the file's own layout.  In a ``.o`` every section
-    has address 0, so functions in different text sections would collide: each
-    allocated section gets a distinct synthetic address instead, and both
-    sections are relocated against it, which keeps their PCs comparable.
-    """
-
-    eh_frame: bytes | None  # None: the file has no .eh_frame
-    eh_frame_vma: int
-    sframe: tuple[tuple[int, bytes], ...]  # per ElfSFrameInfo.sections: (vma, data)
-    symbols: tuple[FuncSymbol, ...]  # sorted by address
-    text_ranges: tuple[TextRange, ...]
-    error: str | None = None  # why .eh_frame could not be prepared
-
-
-@dataclass(frozen=True)
-class ElfSFrameInfo:
-    """Everything the SFrame checker needs to know about one ELF file."""
-
-    path: str
-    e_type: str
-    e_machine: str
-    machine: int
-    little_endian: bool
-    elfclass: int
-    sections: tuple[SFrameSection, ...]
-    sframe_segments: tuple[SFrameSegment, ...]
-    load_segments: tuple[LoadSegment, ...]
-    text_ranges: tuple[TextRange, ...]
-    cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
-
-
-@dataclass(frozen=True)
 class _Shdr:
     """A section header as stored (all fields numeric)."""
 
@@ -244,70 +175,101 @@ class _Phdr:
     memsz: int
 
 
-def is_elf(data_or_path: bytes | bytearray | memoryview | str | os.PathLike[str]) -> bool:
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+def is_elf(data_or_path: Buffer | str | os.PathLike[str]) -> bool:
     """Cheap check of the ELF magic; unreadable paths are simply "not ELF"."""
-    if isinstance(data_or_path, bytes | bytearray | memoryview):
+    if isinstance(data_or_path, bytes | bytearray | memoryview | mmap.mmap):
         return bytes(data_or_path[:4]) == ELF_MAGIC
+    try:  # a regular file only: a FIFO or device named here must not block or stream
+        fd, _st = open_regular(data_or_path)
+    except InputFileError:
+        return False
     try:
-        with open(data_or_path, "rb") as f:
-            return f.read(4) == ELF_MAGIC
+        return os.pread(fd, 4, 0) == ELF_MAGIC
     except OSError:
         return False
+    finally:
+        os.close(fd)
 
 
 def load_elf(
-    source: str | os.PathLike[str] | bytes | bytearray | memoryview,
+    source: str | os.PathLike[str] | Buffer,
     name: str | None = None,
     cfi: bool = False,
 ) -> ElfSFrameInfo:
-    """Read an ELF file (path or bytes) and return its SFrame data and context.
+    """Read an ELF file (a path, or its bytes in any buffer) and return its SFrame data.
 
-    ``name`` labels the input in the result and in error messages (it defaults
-    to the path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame`
-    cross-check inputs (:class:`CfiView`).  Raises :class:`ElfError` on any
-    problem with the SFrame side; `.eh_frame` problems only set ``cfi.error``.
+    Nothing reads the whole file: a path is mapped (``fileio.map_regular``, which refuses
+    anything but a regular file), a buffer is used in place, and only the header tables
+    and the sections needed are copied out, each bounded by ``MAX_SECTION_BYTES``.
+    ``name`` labels the input in the result and in error messages (it defaults to the
+    path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame` cross-check inputs
+    (:class:`CfiView`).  Raises :class:`ElfError` on any problem with the SFrame side;
+    `.eh_frame` problems only set ``cfi.error``.
     """
-    if isinstance(source, bytes | bytearray | memoryview):
-        data = bytes(source)
+    owned: mmap.mmap | None = None
+    if isinstance(source, bytes | bytearray | mmap.mmap):
+        data: Buffer = source
         label = name if name is not None else "<bytes>"
+    elif isinstance(source, memoryview):
+        label = name if name is not None else "<bytes>"
+        if not source.c_contiguous:
+            raise ElfError("cannot read a non-contiguous buffer", label)
+        data = source.cast("B") if source.format != "B" or source.ndim != 1 else source
     else:
-        label = name if name is not None else os.fspath(source)
+        label = name if name is not None else os.fsdecode(source)
         try:
-            # Read everything once: all later reads are bounds-checked slices,
-            # so a lying size field can never make us allocate or seek wildly.
-            with open(source, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise ElfError(f"cannot read file: {exc.strerror or exc}", label) from None
-
-    if not data.startswith(ELF_MAGIC):
-        raise ElfError("not an ELF file", label)
+            mapped = map_regular(source)
+        except InputFileError as exc:
+            raise ElfError(exc.message, label) from None
+        data = mapped
+        owned = mapped if isinstance(mapped, mmap.mmap) else None
     try:
+        if bytes(data[:4]) != ELF_MAGIC:
+            raise ElfError("not an ELF file", label)
         return _Loader(data, label).load(cfi)
     except ElfError:
         raise
     except _PARSE_ERRORS as exc:
         # `from None`: callers get one clean ElfError, not a pyelftools chain.
         raise ElfError(f"cannot parse ELF: {type(exc).__name__}: {exc}", label) from None
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def string_at(table: bytes, off: int) -> str:
+    """The NUL-terminated string at `off` of a string table, looked at for at most
+    MAX_SYMBOL_NAME bytes (so a name without NUL costs no more than a short one) and cut
+    with a marker (``result.clip``); "?" when `off` is outside the table."""
+    if not 0 <= off < len(table):
+        return "?"
+    end = table.find(b"\0", off, off + MAX_SYMBOL_NAME + 1)
+    if end >= 0:
+        return table[off:end].decode("utf-8", "replace")
+    return table[off : off + MAX_SYMBOL_NAME].decode("utf-8", "replace") + CUT_MARK
 
 
 class _Loader:
     """One load_elf() call: the file bytes plus the decoded header tables."""
 
-    def __init__(self, data: bytes, label: str) -> None:
+    def __init__(self, data: Buffer, label: str) -> None:
         self.data = data
+        self.size = len(data)
         self.label = label
         # Say plainly that the header is cut short.
         ehsize = {1: 52, 2: 64}.get(data[4] if len(data) > 4 else 0)
         if ehsize is None:
-            raise self._fail(f"cannot parse ELF: invalid EI_CLASS {data[4:5]!r}")
+            raise self._fail(f"cannot parse ELF: invalid EI_CLASS {bytes(data[4:5])!r}")
         if len(data) < ehsize:
             raise self._fail(
                 f"cannot parse ELF: file too short for the ELF header "
                 f"({len(data)} bytes, need {ehsize})"
             )
         if data[5] not in (1, 2):
-            raise self._fail(f"cannot parse ELF: invalid EI_DATA {data[5:6]!r}")
+            raise self._fail(f"cannot parse ELF: invalid EI_DATA {bytes(data[5:6])!r}")
         # The header by hand: pyelftools' ELFFile costs ~50 ms of imports per process,
         # a quarter of readelf's whole run on a 100k-FDE section, for nine fields.
         self.little = data[5] == 1
@@ -332,22 +294,31 @@ class _Loader:
         if entsize < minsize:
             raise self._fail(f"cannot parse ELF: {what} entry size {entsize} < {minsize}")
         end = off + num * entsize
-        if end > len(self.data):
+        if end > self.size:
             raise self._fail(
                 f"cannot parse ELF: {what} at offset {off:#x} ({num} x {entsize} bytes) "
-                f"runs past end of file ({len(self.data):#x} bytes)"
+                f"runs past end of file ({self.size:#x} bytes)"
             )
+
+    def _bytes(self, off: int, size: int, what: str) -> bytes:
+        """`size` bytes at `off`, after checking they exist and are within the copy bound."""
+        if off + size > self.size:
+            raise self._fail(
+                f"{what} at offset {off:#x} with size {size:#x} runs past end of file "
+                f"({self.size:#x} bytes)"
+            )
+        if size > MAX_SECTION_BYTES:
+            raise self._fail(
+                f"{what} has size {size:#x}, over sfcheck's bound of {MAX_SECTION_BYTES:#x} "
+                "bytes: not read"
+            )
+        return bytes(self.data[off : off + size])
 
     def _section_bytes(self, sh: _Shdr, name: str, prefix: str = "") -> bytes:
         """The stored contents of a section, after checking they exist."""
         if sh.type == SHT_NOBITS or sh.size == 0:
             return b""
-        if sh.offset + sh.size > len(self.data):
-            raise self._fail(
-                f"{prefix}section {name} [{sh.index}] at offset {sh.offset:#x} with size "
-                f"{sh.size:#x} runs past end of file ({len(self.data):#x} bytes)"
-            )
-        return self.data[sh.offset : sh.offset + sh.size]
+        return self._bytes(sh.offset, sh.size, f"{prefix}section {clip(name)} [{sh.index}]")
 
     # -- header tables ---------------------------------------------------
 
@@ -402,10 +373,8 @@ class _Loader:
                     f"cannot parse ELF: section [{sh.index}] name offset {sh.name_off:#x} "
                     f"outside section name table ({len(strtab):#x} bytes)"
                 )
-            end = strtab.find(b"\0", sh.name_off)
-            raw = strtab[sh.name_off : end if end >= 0 else len(strtab)]
             # Names only matter for matching ".sframe"; don't reject odd bytes.
-            names.append(raw.decode("utf-8", errors="replace"))
+            names.append(string_at(strtab, sh.name_off))
         return names
 
     def _program_headers(self, shdrs: list[_Shdr]) -> list[_Phdr]:
@@ -565,33 +534,38 @@ class _Loader:
         return bases
 
     def _func_symbols(
-        self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int]
+        self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int] | None
     ) -> tuple[FuncSymbol, ...]:
-        """STT_FUNC symbols of .symtab (else .dynsym), at their layout addresses."""
+        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address.
+
+        In a .o, ``bases`` places each symbol at its section's layout address (None: the
+        stored st_value, which is what findings' PCs in a .o are).  At most MAX_SYMBOLS
+        entries are read; names are cut (``string_at``)."""
         tables = [sh for sh in shdrs if sh.type == SHT_SYMTAB] or [
             sh for sh in shdrs if sh.type == SHT_DYNSYM
         ]
         if not tables:
             return ()
         st = tables[0]
-        raw = self._section_bytes(st, names[st.index])
         if not 0 < st.link < len(shdrs):
             return ()
-        strtab = self._section_bytes(shdrs[st.link], names[st.link])
         entsize = 24 if self.elfclass == 64 else 16
+        raw = self._section_bytes(st, names[st.index])
+        raw = raw[: (min(len(raw), MAX_SYMBOLS * entsize) // entsize) * entsize]
+        strtab = self._section_bytes(shdrs[st.link], names[st.link])
         fmt = self.order + ("IBBHQQ" if self.elfclass == 64 else "IIIBBH")
+        rel = self.is_rel and bases is not None
         out = []
-        for off in range(entsize, len(raw) - entsize + 1, entsize):
+        for entry in struct.iter_unpack(fmt, raw[entsize:]):
             if self.elfclass == 64:
-                name_off, info, _o, shndx, value, size = struct.unpack_from(fmt, raw, off)
+                name_off, info, _o, shndx, value, size = entry
             else:
-                name_off, value, size, info, _o, shndx = struct.unpack_from(fmt, raw, off)
-            if info & 0xF != 2 or not SHN_UNDEF < shndx < SHN_LORESERVE:  # STT_FUNC, defined
+                name_off, value, size, info, _o, shndx = entry
+            # STT_FUNC or STT_GNU_IFUNC, defined in a section
+            if info & 0xF not in (2, 10) or not SHN_UNDEF < shndx < SHN_LORESERVE:
                 continue
-            end = strtab.find(b"\0", name_off)
-            name = strtab[name_off:end].decode("utf-8", "replace") if 0 <= name_off < end else "?"
-            addr = value + (bases.get(shndx, 0) if self.is_rel else 0)
-            out.append(FuncSymbol(addr, size, name))
+            addr = value + (bases.get(shndx, 0) if rel and bases is not None else 0)
+            out.append(FuncSymbol(addr, size, string_at(strtab, name_off) or "?"))
         out.sort(key=lambda f: (f.addr, -f.size, f.name))
         return tuple(out)
 
@@ -640,18 +614,23 @@ class _Loader:
         e_type = _E_TYPES.get(self.e_type, self.e_type)
         e_machine = machine_name(self.machine)
         is_rel = self.is_rel = e_type == "ET_REL"
+        linked = e_type in ("ET_EXEC", "ET_DYN")
+        debug_only = linked and _debug_only(shdrs)
 
+        found = [
+            (sh, name) for sh, name in zip(shdrs, names, strict=True)
+            if sh.index and (name == ".sframe" or sh.type == SHT_GNU_SFRAME)
+        ]
         sections = []
-        for sh, name in zip(shdrs, names, strict=True):
-            if sh.index == 0 or not (name == ".sframe" or sh.type == SHT_GNU_SFRAME):
-                continue
-            raw = self._section_bytes(sh, name)
+        for sh, name in found[:MAX_SFRAME_SECTIONS]:
+            nobits = sh.type == SHT_NOBITS
+            raw = b"" if nobits else self._section_bytes(sh, name)
             data, count = raw, 0
             if is_rel and raw:
                 data, count = self._relocate(sh, raw, shdrs, names)
             sections.append(
                 SFrameSection(
-                    name=name,
+                    name=clip(name),
                     index=sh.index,
                     sh_type=sh.type,
                     sh_flags=sh.flags,
@@ -661,6 +640,7 @@ class _Loader:
                     data=data,
                     relocations=count,
                     raw_data=raw,
+                    nobits=nobits,
                 )
             )
 
@@ -674,10 +654,14 @@ class _Loader:
             for p in phdrs
             if p.type == PT_LOAD
         )
+        tails: list[tuple[int, bytes]] = []
+        if linked and not debug_only:
+            sections.extend(self._segment_sections(sframe_segments, load_segments, sections,
+                                                    tails))
 
         if shdrs:
             ranges = [
-                TextRange(name, sh.addr, sh.addr + sh.size)
+                TextRange(clip(name), sh.addr, sh.addr + sh.size)
                 for sh, name in zip(shdrs, names, strict=True)
                 if sh.flags & SHF_EXECINSTR and sh.flags & SHF_ALLOC and sh.size > 0
             ]
@@ -692,6 +676,15 @@ class _Loader:
         ranges.sort(key=lambda r: (r.start, r.end, r.name))
         self.text_ranges = ranges
         view = self._cfi_view(shdrs, names, sections) if cfi else None
+        symbols: tuple[FuncSymbol, ...] = ()
+        if any(sec.data for sec in sections):
+            if view is not None and not is_rel:
+                symbols = view.symbols  # the same table at the same addresses
+            else:
+                try:
+                    symbols = self._func_symbols(shdrs, names, None)
+                except (ElfError, *_PARSE_ERRORS):
+                    symbols = ()  # names are a nicety, never a reason to fail
 
         return ElfSFrameInfo(
             path=self.label,
@@ -705,4 +698,68 @@ class _Loader:
             load_segments=load_segments,
             text_ranges=tuple(ranges),
             cfi=view,
+            symbols=symbols,
+            debug_only=debug_only,
+            sframe_sections_total=len(found),
+            segment_tails=tuple(tails),
         )
+
+    def _segment_sections(
+        self,
+        segments: tuple[SFrameSegment, ...],
+        loads: tuple[LoadSegment, ...],
+        sections: list[SFrameSection],
+        tails: list[tuple[int, bytes]],
+    ) -> list[SFrameSection]:
+        """What the kernel reads: each PT_GNU_SFRAME's bytes, as mapped.
+
+        The loader reads [p_vaddr, p_vaddr + p_memsz) from the process image, i.e. through
+        the PT_LOAD that maps it; p_offset only agrees with that in a sane file.  What the
+        PT_LOAD leaves out of the file (its zero-filled part) is not made up here: the
+        data is cut there, and a header that reaches into it reads as cut short.  A
+        segment whose bytes are those of a .sframe section (same file offset and
+        address) is that section: only its bytes past
+        sh_size are kept (in ``tails``).  Any other segment (no section headers, e.g.
+        sstrip; or headers that disagree with it) becomes a section of its own, named
+        ``PT_GNU_SFRAME[i]``, checked like one."""
+        out = []
+        for seg in segments[:MAX_SFRAME_SECTIONS]:
+            if seg.memsz == 0 and seg.filesz == 0:
+                continue
+            offset, size = self._mapped(seg, loads)
+            sec = next((s for s in sections if not s.nobits and s.segment is None
+                        and s.offset == offset and s.vma == seg.vaddr), None)
+            if sec is not None:
+                # The tail as far as the file holds it (a segment past the end of the
+                # file is the segment rules' business, not a reason to refuse the file).
+                tail_len = min(size - sec.size, self.size - offset - sec.size,
+                               MAX_SECTION_BYTES)
+                if tail_len > 0:
+                    tails.append((seg.index, self._bytes(
+                        offset + sec.size, tail_len, f"PT_GNU_SFRAME[{seg.index}] tail")))
+                continue
+            data = self._bytes(offset, size, f"PT_GNU_SFRAME[{seg.index}]")
+            out.append(SFrameSection(
+                name=f"PT_GNU_SFRAME[{seg.index}]", index=-1, sh_type=0, sh_flags=SHF_ALLOC,
+                vma=seg.vaddr, offset=offset, size=size, data=data, relocations=0,
+                raw_data=data, segment=seg.index))
+        return out
+
+    @staticmethod
+    def _mapped(seg: SFrameSegment, loads: tuple[LoadSegment, ...]) -> tuple[int, int]:
+        """(file offset, size) of the bytes a loader sees at the segment's address: through
+        the PT_LOAD that maps them, at most p_memsz and what that PT_LOAD has in the file;
+        the segment's own p_offset/p_filesz when no PT_LOAD maps it (the ELF rules say so)."""
+        for load in loads:
+            if load.vaddr <= seg.vaddr and seg.vaddr + seg.memsz <= load.vaddr + load.memsz:
+                rel = seg.vaddr - load.vaddr
+                in_file = max(0, min(seg.memsz, load.filesz - rel))
+                return load.offset + rel, in_file
+        return seg.offset, seg.filesz
+
+
+def _debug_only(shdrs: list[_Shdr]) -> bool:
+    """True for a separate debug file: allocated sections exist, and all but notes are
+    SHT_NOBITS (objcopy --only-keep-debug keeps their headers, not their bytes)."""
+    alloc = [sh for sh in shdrs if sh.flags & SHF_ALLOC and sh.size and sh.type != SHT_NOTE]
+    return bool(alloc) and all(sh.type == SHT_NOBITS for sh in alloc)

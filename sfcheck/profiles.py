@@ -88,8 +88,9 @@ def _same(rules: tuple[str, ...], severity: Severity | None, why: str,
 WARN, ERR, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
 
 # Said of every runtime reader (kernel, glibc): they load linked files only.
-NO_OBJECTS = Fact("Runtime readers never see a .o: header-flags-required is not applied to "
-                  "relocatable files.", "sfcheck")
+NO_OBJECTS = Fact("Runtime readers never see a .o: an object is asked what GNU ld will make of "
+                  "it (object-version-unsupported), not judged by the consumer rules "
+                  "(sfcheck/rules/linkable.py).", "sfcheck")
 
 STRICT = Profile(
     name="strict", title="every rule at its own severity (the default)", reader="sfcheck",

@@ -5,6 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+# Text taken from the input (symbol, section and member names) is cut to this many
+# characters in findings, with CUT_MARK after it: a hostile name must not make every
+# finding that carries it megabytes long.
+MAX_TEXT = 256
+CUT_MARK = "...[cut]"
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """`text`, or its first `limit` characters and CUT_MARK."""
+    return text if len(text) <= limit else text[:limit] + CUT_MARK
+
 
 class Severity(IntEnum):
     INFO = 0

@@ -15,20 +15,19 @@ the temporary files before the scan ends.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import signal
 import sys
 import threading
 import time
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import count
 from typing import TYPE_CHECKING, TextIO
 
 from .checker import Options, check_elf, check_section_bytes
-from .fileio import InputFileError, open_regular
+from .elf import MAX_SECTION_BYTES
+from .fileio import InputFileError, open_regular, read_bounded
 from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify
 from .inputs.spill import SpillDir
@@ -93,68 +92,20 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)  # the parent died before the request took effect
 
 
-def _function_symbols(data: bytes) -> list[tuple[int, int, str]]:
-    """(start, size, name) of every function symbol, sorted; [] if the tables are broken."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    out: list[tuple[int, int, str]] = []
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        for name in (".symtab", ".dynsym"):
-            sec = elf.get_section_by_name(name)
-            if sec is None or not hasattr(sec, "iter_symbols"):
-                continue
-            for sym in sec.iter_symbols():
-                if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and sym.name:
-                    out.append((sym["st_value"], sym["st_size"], sym.name))
-    except (ELFError, ValueError, KeyError, IndexError, AssertionError, OSError):
-        return []  # names are a nicety for waivers and reports, never a reason to fail
-    out.sort()
-    return out
-
-
-def _name_functions(res: FileResult, data: bytes) -> None:
-    """Fill Location.function for findings that carry an FDE start PC."""
-    if not any(f.location.pc is not None for f in res.findings):
-        return
-    syms = _function_symbols(data)
-    starts = [s[0] for s in syms]
-    for i, f in enumerate(res.findings):
-        pc = f.location.pc
-        if pc is None:
-            continue
-        k = bisect_right(starts, pc) - 1
-        # Prefer a sized symbol containing pc; aliases share a start, so look back a little.
-        for j in range(k, max(k - 8, -1), -1):
-            start, size, name = syms[j]
-            if start <= pc < start + max(size, 1):
-                res.findings[i] = dataclasses.replace(
-                    f, location=dataclasses.replace(f.location, function=name))
-                break
-
-
 def _check_one(job: Job, config: ScanConfig) -> FileResult:
+    """One input. Function names are filled by check_elf for every output format (one
+    result model), so `config.symbols` changes nothing here."""
     _, label, path, data, package, member = job
     if config.raw:
         assert path is not None
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            return FileResult(label, error=f"cannot read file: {exc.strerror or exc}")
-        return check_section_bytes(raw, label, config.vma, options=config.options)
+            raw = read_bounded(path, MAX_SECTION_BYTES)
+        except InputFileError as exc:
+            return FileResult(label, error=exc.message)
+        return check_section_bytes(raw, label, config.vma, options=config.options, raw=True)
     res = check_elf(data if data is not None else path or label, path=label,
                     options=config.options)
     res.package, res.member = package, member
-    if config.symbols and res.findings and not res.error:
-        if data is None and path is not None:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                data = b""
-        _name_functions(res, data or b"")
     return res
 
 

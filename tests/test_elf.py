@@ -624,8 +624,15 @@ def test_nobits_sframe_has_no_data(built: dict[str, Path], tmp_path: Path) -> No
     out = tmp_path / "nobits.so"
     out.write_bytes(data)
     assert _sframe_row(out)["type"] == "NOBITS"
-    (sec,) = load_elf(out).sections
-    assert sec.size == row["size"] > 0 and sec.data == b""
+    info = load_elf(out)
+    sec, seg = info.sections
+    assert sec.size == row["size"] > 0 and sec.data == b"" and sec.nobits
+    # The loader still maps PT_GNU_SFRAME's bytes: with no section holding them, the
+    # segment itself is what gets checked.
+    (phdr,) = info.sframe_segments
+    assert seg.segment == phdr.index and seg.name == f"PT_GNU_SFRAME[{phdr.index}]"
+    assert seg.data == data[phdr.offset : phdr.offset + phdr.filesz]
+    assert not info.debug_only
 
 
 def test_no_section_headers_falls_back_to_pt_load(built: dict[str, Path], tmp_path: Path) -> None:
@@ -637,7 +644,12 @@ def test_no_section_headers_falls_back_to_pt_load(built: dict[str, Path], tmp_pa
     out.write_bytes(data)
     assert "There are no sections" in readelf("-S", "-W", out)
     info = load_elf(out)
-    assert info.sections == ()
+    # The segment's bytes stand in for the missing section header (what the kernel reads).
+    (seg,) = info.sframe_segments
+    (sec,) = info.sections
+    assert (sec.segment, sec.offset, sec.vma, sec.size) == (seg.index, seg.offset, seg.vaddr,
+                                                            seg.filesz)
+    assert sec.data == data[seg.offset : seg.offset + seg.filesz]
     exec_loads = [s for s in readelf_segments(out) if s["type"] == "LOAD" and s["flags"] & 1]
     assert exec_loads
     assert [(r.name, r.start, r.end) for r in info.text_ranges] == [

@@ -129,9 +129,15 @@ def test_not_pcrel_is_real_output_for_v2() -> None:
 
 
 def test_no_sframe_section() -> None:
-    data = rename(V2, b".sframe", b".sfram_")  # v2 uses SHT_PROGBITS: the name is all
-    assert rules(data) == {"elf-no-sframe": Severity.INFO}
-    assert rules(data, require_sframe=True) == {"elf-no-sframe": Severity.ERROR}
+    renamed = rename(V2, b".sframe", b".sfram_")  # v2 uses SHT_PROGBITS: the name is all
+    # PT_GNU_SFRAME still leads the kernel to the bytes: they are checked as the segment.
+    got = rules(renamed)
+    assert got["elf-segment-unlisted"] == Severity.INFO and "elf-no-sframe" not in got
+    where = phdr_field(V2, PT_GNU_SFRAME, "p_type")
+    data = bytearray(renamed)
+    struct.pack_into("<I", data, where[0], 0)  # PT_NULL: no way to the bytes is left
+    assert rules(bytes(data)) == {"elf-no-sframe": Severity.INFO}
+    assert rules(bytes(data), require_sframe=True) == {"elf-no-sframe": Severity.ERROR}
 
 
 def test_v3_sframe_found_by_type_not_name() -> None:

@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registers the rules)
     fre,
     header,
     layout,
+    linkable,
     semantic,
 )
 from .registry import GROUPS, RULES, Rule

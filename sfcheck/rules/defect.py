@@ -90,6 +90,19 @@ DISCARDED = rule(
     .sframe generation"). The file has no SFrame data at runtime although it was built for
     it, so this stays an error for gates.""",
     "Rebuild every object with the same SFrame version as the linker.")
+STUBS_ONLY = rule(
+    "defect-ld-stubs-only", "defect", "warning",
+    "SFrame covers only the linker's PLT stubs",
+    """Every FDE of a linked file's SFrame section lies in the linker-made .plt/.plt.got/
+    .plt.sec stubs while the file has other code. GNU ld writes the stubs' FDEs itself; the
+    functions' FDEs come from the objects. This is what ld 2.40 leaves when given SFrame v2/v3
+    objects ("error in X.o(.sframe); no .sframe will be created", measured: v3 objects
+    linked into a .so by ld 2.40 give a v1 section with the two PLT FDEs), and what a link of
+    objects built without --gsframe gives when one input (e.g. a crt object) carries an
+    empty .sframe. Either way SFrame-only unwinders see no function of the file; the
+    cross-check lists the functions as semantic-no-sframe-fde.""",
+    "Build every object with --gsframe and link with the ld of the same binutils (libtool "
+    "drops -B from link lines: put the toolchain first in PATH instead).")
 # What a raw-copied section's wrong starts make the cross-check say.
 _SEMANTIC = ("semantic-cfa-mismatch", "semantic-ra-mismatch", "semantic-fp-mismatch",
              "semantic-no-eh-frame-fde", "semantic-no-sframe-fde")
@@ -235,3 +248,21 @@ def check_section_defects(ctx: SectionContext, h: Header | None,
     check_concatenated(ctx)
     if h is not None and info is not None:
         check_raw_copy(ctx, h, info)
+
+
+def check_stubs_only(ctx: SectionContext, info: ElfSFrameInfo) -> bool:
+    """A linked file whose FDEs all start in .plt* sections while it has other code."""
+    if info.e_type not in ("ET_EXEC", "ET_DYN") or not ctx.ranges or not ctx.data:
+        return False
+    stubs = [t for t in info.text_ranges if t.name.startswith(".plt")]
+    code = [t for t in info.text_ranges if not t.name.startswith(".plt")]
+    if not stubs or not code:
+        return False  # no section names (sstrip), or nothing but stubs
+    if not all(any(t.start <= pc < t.end for t in stubs) for pc, _size, _i in ctx.ranges):
+        return False
+    size = sum(t.end - t.start for t in code)
+    names = ", ".join(sorted({t.name for t in code}))
+    stub_names = ", ".join(sorted({t.name for t in stubs}))
+    ctx.emit(STUBS_ONLY, f"all {len(ctx.ranges)} FDE(s) are for {stub_names}; "
+             f"{size:#x} bytes of code ({names}) have none")
+    return True

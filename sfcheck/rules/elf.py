@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import repeat
 from operator import add, and_, itemgetter, le
 
-from ..elf import SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
+from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
 from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
@@ -44,8 +44,41 @@ SEGMENT_PADDED = rule(
     "elf-segment-padded", "elf", "info", "PT_GNU_SFRAME larger than the .sframe section",
     """GNU ld (2.40-2.47) lays the section out at its pre-merge size and then trims sh_size, so
     p_filesz exceeds sh_size by 30-90 zero bytes. Readers must parse by the header's sizes.
-    A nonzero tail is a warning.""",
+    A nonzero tail is a warning (elf-segment-tail).""",
     "Nothing to do for a zero tail.")
+SEGMENT_TAIL = rule(
+    "elf-segment-tail", "elf", "warning", "nonzero bytes in PT_GNU_SFRAME past the section",
+    """The kernel reads the SFrame data through PT_GNU_SFRAME, whose p_filesz may exceed the
+    .sframe section's sh_size (GNU ld pads with zeros). Nonzero bytes in that tail are data
+    the section table does not describe but the loader maps as SFrame: a second section
+    appended by a tool, or a section header edited after linking.""",
+    "Relink; make sure no tool rewrites .sframe after ld.")
+SEGMENT_MULTIPLE = rule(
+    "elf-segment-multiple", "elf", "error", "more than one PT_GNU_SFRAME program header",
+    """A linked file has at most one PT_GNU_SFRAME (GNU ld writes one for the merged .sframe).
+    Readers take one of them (the kernel's binfmt loader the last it sees, others the first),
+    so which SFrame data is used depends on the reader. Each segment's bytes are checked.""",
+    "Relink; the program headers were written by a broken tool or edited.")
+SEGMENT_ONLY = rule(
+    "elf-segment-unlisted", "elf", "info", "PT_GNU_SFRAME bytes checked without a section",
+    """The file has a PT_GNU_SFRAME program header but no .sframe section header at the same
+    offset and address (the section table was stripped, e.g. by sstrip, or disagrees with the
+    segment). The kernel reads SFrame data through the segment, so its bytes are decoded and
+    checked as the section PT_GNU_SFRAME[i].""",
+    "Nothing to do if the section table was stripped on purpose.")
+NO_DATA = rule(
+    "elf-no-sframe-data", "elf", "info", "SFrame section without bytes in this file",
+    """A separate debug file (objcopy --only-keep-debug, what -dbgsym and -debuginfo packages
+    hold) keeps every allocated section's header as SHT_NOBITS with its size but none of its
+    bytes: .sframe, .eh_frame and the code are in the stripped binary. There is no SFrame data
+    to check here; check the binary.""",
+    "Nothing to do; check the stripped binary the debug file belongs to.")
+TOO_MANY = rule(
+    "elf-sframe-sections-capped", "elf", "warning", "too many SFrame sections to check",
+    """Linked files have one .sframe section and objects one per .sframe input (rarely more
+    than a few). sfcheck checks the first 64 of a file and says how many it left unchecked,
+    so a hostile file cannot make one check take minutes.""",
+    "Look at why the file has so many SFrame sections.")
 NOT_ALLOC = rule(
     "elf-not-alloc", "elf", "error", ".sframe is not allocated or not in a read-only PT_LOAD",
     """Runtime readers read SFrame data from memory: the section must be SHF_ALLOC and inside a
@@ -75,6 +108,13 @@ NOT_PCREL = rule(
     the kernel series requires the flag. Older v2 output (2.41-2.44) works with glibc 2.42.""",
     "Rebuild with binutils 2.45+ (v2) or 2.46+ (v3).")
 
+CAPPED = rule(
+    "elf-findings-capped", "elf", "info", "more findings in the file than are shown",
+    """Each rule reports at most 50 findings per section, and a file at most 1,000 findings
+    in all (the most severe kept), so a hostile or badly broken file gives a report of
+    bounded size in every output format. This finding says how many were left out.""",
+    "Fix the findings shown and check again.")
+
 
 def linked(info: ElfSFrameInfo) -> bool:
     return info.e_type in ("ET_EXEC", "ET_DYN")
@@ -103,7 +143,9 @@ def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSecti
     if want and (info.e_machine, info.little_endian) != want:
         ctx.emit(ABI_MACHINE, f"ABI {C.ABI_NAMES[h.abi]} in a {info.e_machine} "
                  f"{'little' if info.little_endian else 'big'}-endian file", offset=4)
-    if h.version == C.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
+    if sec.segment is not None:
+        pass  # no section header: no section type to judge
+    elif h.version == C.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
         ctx.emit(SECTION_TYPE, f"v3 section of type {sec.sh_type:#x}, expected "
                  "SHT_GNU_SFRAME")
     elif h.version == C.VERSION_1 and sec.sh_type == SHT_GNU_SFRAME:
@@ -127,17 +169,41 @@ def _check_segments(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection
                      "PT_LOAD")
         elif any(seg.flags & 0x2 for seg in loads):  # PF_W; R+X is normal on aarch64/s390x
             ctx.emit(NOT_ALLOC, f"{sec.name} is in a writable PT_LOAD")
+    if sec.segment is not None:
+        ctx.emit(SEGMENT_ONLY, f"no .sframe section header at offset {sec.offset:#x}, address "
+                 f"{sec.vma:#x}: checking the segment's {sec.size:#x} bytes")
+        return
     segs = info.sframe_segments
     if not segs:
         ctx.emit(NO_SEGMENT, "no PT_GNU_SFRAME program header")
         return
-    seg = segs[0]
+    seg = next((s for s in segs if s.offset == sec.offset and s.vaddr == sec.vma), segs[0])
     if seg.offset != sec.offset or seg.vaddr != sec.vma or seg.filesz < sec.size:
         ctx.emit(SEGMENT_MISMATCH, f"PT_GNU_SFRAME offset {seg.offset:#x} vaddr {seg.vaddr:#x} "
                  f"filesz {seg.filesz:#x}; section offset {sec.offset:#x} addr {sec.vma:#x} "
                  f"size {sec.size:#x}")
     elif seg.filesz > sec.size:
-        ctx.emit(SEGMENT_PADDED, f"p_filesz {seg.filesz:#x} > sh_size {sec.size:#x}")
+        tail = dict(info.segment_tails).get(seg.index, b"")
+        nonzero = next((i for i, b in enumerate(tail) if b), None)
+        if nonzero is None:
+            ctx.emit(SEGMENT_PADDED, f"p_filesz {seg.filesz:#x} > sh_size {sec.size:#x}")
+        else:
+            ctx.emit(SEGMENT_TAIL, f"PT_GNU_SFRAME[{seg.index}] holds {len(tail)} bytes past "
+                     f"sh_size {sec.size:#x}, nonzero from +{nonzero:#x}",
+                     offset=sec.size + nonzero)
+
+
+def check_file(ctx: SectionContext, info: ElfSFrameInfo) -> None:
+    """Once per file (on the first section's context): the SFrame sections and segments
+    as a whole."""
+    if info.sframe_sections_total > len([s for s in info.sections if s.segment is None]):
+        ctx.emit(TOO_MANY, f"{info.sframe_sections_total} SFrame sections; only the first "
+                 f"{MAX_SFRAME_SECTIONS} are checked")
+    segs = info.sframe_segments
+    if linked(info) and len(segs) > 1:
+        ctx.emit(SEGMENT_MULTIPLE, f"{len(segs)} PT_GNU_SFRAME program headers (indices "
+                 f"{', '.join(str(s.index) for s in segs[:16])}"
+                 f"{', ...' if len(segs) > 16 else ''})")
 
 
 def check_function_ranges(ctx: SectionContext, info: ElfSFrameInfo,
