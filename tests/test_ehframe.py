@@ -13,7 +13,7 @@ from elftools.elf.elffile import ELFFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.ehframe import EhFrameError, read_eh_frame
+from sfcheck.dwarf.ehframe import EhFrameError, read_eh_frame
 
 from helpers import CORPUS
 

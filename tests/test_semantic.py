@@ -16,8 +16,8 @@ from elftools.dwarf.structs import DWARFStructs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.cfi import Opaque, eval_linear
 from sfcheck.checker import Options, check_elf, check_section_bytes
+from sfcheck.dwarf.cfi import Opaque, eval_linear
 from sfcheck.elf import load_elf
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode

@@ -7,7 +7,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 
 from __future__ import annotations
 
-from ..cfi import UNDEFINED, EhFde
+from ..dwarf.cfi import UNDEFINED, EhFde
 from ..elf import ElfSFrameInfo
 from ..errors import DecodeError
 from ..format import constants as C

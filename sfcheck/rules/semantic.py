@@ -17,7 +17,7 @@ from itertools import islice
 from math import gcd
 from operator import lt
 
-from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
+from ..dwarf.cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
 from ..elf import ElfSFrameInfo, FuncSymbol
 from ..errors import DecodeError
 from ..format import constants as C

@@ -1,7 +1,7 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
-:mod:`sfcheck.ehframe` parses the CIEs and FDEs and runs the call-frame
-instructions (:mod:`sfcheck.dwarf_expr` decodes the DWARF expressions gas and ld
+:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and runs the call-frame
+instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions gas and ld
 write, pyelftools any other); this module maps each row
 onto the three things SFrame records, in the terms of
 :class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..format.abi import Abi
+from ..format.fre_rules import RegRule, intern
 from . import ehframe as E
-from .dwarf_expr import parse_expr
 from .ehframe import RawRule
-from .format.abi import Abi
-from .format.fre_rules import RegRule, intern
+from .expr import parse_expr
 
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
 
@@ -61,7 +61,7 @@ Rule = RegRule | Opaque | _Undefined | None
 class CfaExpr:
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
-    ops: tuple  # dwarf_expr.Op or pyelftools' DWARFExprOp (same op_name / args)
+    ops: tuple  # expr.Op or pyelftools' DWARFExprOp (same op_name / args)
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
