@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .leb128 import LebError, leb128
+
 # Register rule kinds, spelled as pyelftools' RegisterRule constants.
 UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET = "UNDEFINED", "SAME_VALUE", "OFFSET", "VAL_OFFSET"
 REGISTER, EXPRESSION, VAL_EXPRESSION = "REGISTER", "EXPRESSION", "VAL_EXPRESSION"
@@ -91,15 +93,12 @@ class _Cursor:
         return self._leb(True)
 
     def _leb(self, signed: bool) -> int:
-        value = shift = 0
-        while True:
-            b = self.u8()
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return value - (1 << shift) if signed and b & 0x40 else value
-            if shift > 70:
-                raise EhFrameError("LEB128 number too long", self.base + self.pos)
+        try:
+            value, self.pos = leb128(self.data, self.pos, self.end, signed)
+        except LebError as exc:
+            raise EhFrameError("entry ends inside a field" if exc.cut else
+                               "LEB128 number too long", self.base + exc.pos) from None
+        return value
 
     def cstring(self) -> bytes:
         end = self.data.find(b"\0", self.pos, self.end)
