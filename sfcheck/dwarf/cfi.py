@@ -102,10 +102,12 @@ class EhFde:
     cross-check needs only for the functions it cannot settle from `rel`.
     """
 
-    __slots__ = ("start", "end", "rel", "offset", "_rows")
+    __slots__ = ("start", "end", "rel", "offset", "limit", "_rows")
 
-    def __init__(self, start: int, end: int, rel: tuple[CfiRow, ...], offset: int) -> None:
+    def __init__(self, start: int, end: int, rel: tuple[CfiRow, ...], offset: int,
+                 limit: str | None = None) -> None:
         self.start, self.end, self.rel, self.offset = start, end, rel, offset
+        self.limit = limit  # why its program was not run (a work bound): no rows then
         self._rows: tuple[CfiRow, ...] | None = None
 
     @property
@@ -291,7 +293,7 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
                     fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
                 rows.append(CfiRow(r.pc, cfa, ra, fp))
             rel = converted[id(f.rel)] = tuple(rows)
-        out.append(EhFde(f.start, f.start + f.size, rel, f.offset))
+        out.append(EhFde(f.start, f.start + f.size, rel, f.offset, f.limit))
     out.sort(key=lambda f: (f.start, f.end))
     return out
 

@@ -6,7 +6,10 @@ decodes the same data some 70 times slower (it builds a row of every register pe
 location); tests/test_ehframe.py checks this reader against it row by row.
 
 Every read is bounds-checked against the entry it belongs to; anything malformed
-raises :class:`EhFrameError` with the offset.
+raises :class:`EhFrameError` with the offset. Work is bounded too: a program runs at
+most MAX_FDE_OPS instructions into MAX_FDE_ROWS rows, and a file at most MAX_FILE_OPS
+instructions into MAX_FILE_ROWS rows; an FDE past a bound gets no rows and says why
+(`RawFde.limit`), so the cross-check reports it instead of comparing a partial table.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ REGISTER, EXPRESSION, VAL_EXPRESSION = "REGISTER", "EXPRESSION", "VAL_EXPRESSION
 
 RawRule = tuple[str, object] | None  # (kind, int or expression bytes); None: no rule
 RawCfa = tuple[int, int] | bytes  # (register, offset) or a DWARF expression
+
+
+# Work bounds (hostile input: one FDE of six million advance_loc rows, or many big ones).
+# Real compilers write a few rows per function; a huge function has thousands.
+MAX_FDE_OPS = 1 << 18
+MAX_FDE_ROWS = 1 << 16
+MAX_FILE_OPS = 1 << 24
+MAX_FILE_ROWS = 1 << 21
 
 
 class EhFrameError(Exception):
@@ -47,6 +58,7 @@ class RawFde:
     # share one tuple (the program ran once): leaf functions and look-alike functions
     # are most of a large binary.
     rel: tuple[RawRow, ...]
+    limit: str | None = None  # why the program was not run to the end (then no rows)
 
     @property
     def rows(self) -> tuple[RawRow, ...]:
@@ -145,6 +157,7 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
                   ra_column: int, fp_column: int) -> list[RawFde]:
     """Every FDE of the section with its rows (sorted by pc, one per location)."""
     out: list[RawFde] = []
+    budget = _Budget()
     cies: dict[int, _Cie] = {}
     ran: dict[tuple[int, bytes], tuple[RawRow, ...]] = {}  # (CIE, program) -> rows
     pos, n = 0, len(data)
@@ -179,12 +192,16 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
             program = data[c.pos:end]
             key = (cie_at, program)
             rows = ran.get(key)
+            limit = None
             if rows is None:
-                rows, position_free = _run(cie, program, c.pos, start, vma, address_size,
-                                           big_endian, ra_column, fp_column)
+                try:
+                    rows, position_free = _run(cie, program, c.pos, start, vma, address_size,
+                                               big_endian, ra_column, fp_column, budget)
+                except _Bound as exc:
+                    rows, position_free, limit = (), False, str(exc)
                 if position_free:
                     ran[key] = rows
-            out.append(RawFde(pos, start, size, rows))
+            out.append(RawFde(pos, start, size, rows, limit))
         pos = end
     return out
 
@@ -233,29 +250,64 @@ def _cie(c: _Cursor, vma: int, address_size: int) -> _Cie:
     return _Cie(code_align, data_align, fde_enc, has_z, c.data[c.pos:c.end], c.pos)
 
 
+class _Bound(Exception):
+    """A work bound was reached: the message says which."""
+
+
+class _Budget:
+    """What the rest of the file may still spend (instructions run, rows made)."""
+
+    __slots__ = ("ops", "rows")
+
+    def __init__(self) -> None:
+        self.ops, self.rows = MAX_FILE_OPS, MAX_FILE_ROWS
+
+    def charge(self, ops: int, rows: int) -> None:
+        self.ops -= ops
+        self.rows -= rows
+        if self.ops < 0 or self.rows < 0:
+            self.ops = self.rows = -1  # stays spent: every later FDE says so
+            raise _Bound(f"per-file CFI work bound reached ({MAX_FILE_OPS} instructions, "
+                         f"{MAX_FILE_ROWS} rows)")
+
+
 def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
-         address_size: int, big: bool, ra_col: int, fp_col: int,
+         address_size: int, big: bool, ra_col: int, fp_col: int, budget: _Budget,
          ) -> tuple[tuple[RawRow, ...], bool]:
     """Run the CIE's initial instructions, then the FDE's, into rows at pcs relative to
     `start`; and whether those rows depend on nothing but the program (no DW_CFA_set_loc,
-    whose operand is an address)."""
+    whose operand is an address). _Bound when a work bound stops it."""
+    if budget.ops < 0:
+        budget.charge(0, 0)
     if cie.initial is None:
         first = _State(ra_col, fp_col)
-        _exec(cie, cie.program, cie.program_offset, first, None, vma, address_size, big)
+        _charged(budget, first, cie, cie.program, cie.program_offset, None, vma, address_size,
+                 big)
         cie.initial = (first.cfa, first.ra, first.fp, tuple(first.stack))
     state = _State(ra_col, fp_col)
     state.cfa, state.ra, state.fp, stack = cie.initial
     state.stack = list(stack)
     state.initial = (state.ra, state.fp)
     state.loc = 0
-    _exec(cie, program, program_at, state, start, vma, address_size, big)
+    _charged(budget, state, cie, program, program_at, start, vma, address_size, big)
     state.emit()
     return tuple(state.rows), not state.set_loc
 
 
+def _charged(budget: _Budget, st: _State, cie: _Cie, program: bytes, at: int,
+             fde_start: int | None, vma: int, address_size: int, big: bool) -> None:
+    """_exec, charging the file's budget with what it spent, also when a bound stops it."""
+    try:
+        _exec(cie, program, at, st, fde_start, vma, address_size, big)
+    except _Bound:
+        budget.charge(max(st.ops, MAX_FDE_OPS), len(st.rows))
+        raise
+    budget.charge(st.ops, len(st.rows))
+
+
 class _State:
     __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
-                 "set_loc")
+                 "set_loc", "ops")
 
     def __init__(self, ra_col: int, fp_col: int) -> None:
         self.ra_col, self.fp_col = ra_col, fp_col
@@ -267,6 +319,7 @@ class _State:
         self.loc = 0
         self.rows: list[RawRow] = []
         self.set_loc = False
+        self.ops = 0  # instructions run (set by _exec)
 
     def set(self, reg: int, rule: RawRule) -> None:
         if reg == self.ra_col:
@@ -290,6 +343,8 @@ class _State:
     def advance(self, to: int) -> None:
         self.emit()
         self.loc = to
+        if len(self.rows) > MAX_FDE_ROWS:
+            raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
 
 
 def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None, vma: int,
@@ -298,9 +353,16 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
     caf, daf = cie.code_align, cie.data_align
     in_fde = fde_start is not None
     n = len(program)
+    # Every instruction is at least one byte: past MAX_FDE_OPS bytes, count them.
+    counted = n > MAX_FDE_OPS
+    ops = 0
     while c.pos < n:
         p = c.pos
         op = program[p]
+        if counted:
+            ops += 1
+            if ops > MAX_FDE_OPS:
+                raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
         # Fast paths for what compilers write most: advance_loc, and def_cfa_offset /
         # offset with a one-byte operand.
         if op & 0xC0 == 0x40:
@@ -387,3 +449,4 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
             pass
         else:
             raise EhFrameError(f"unknown call-frame instruction {op:#x}", op_at)
+    st.ops = ops if counted else n  # an upper bound: what the file budget is charged
