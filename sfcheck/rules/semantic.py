@@ -27,7 +27,7 @@ from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
 from ..format.fre_rules import RegRule, fre_rules, intern
 from ..format.model import FDE, FRE, Header
 from ..result import Severity
-from .context import SectionContext
+from .context import MAX_PER_RULE, SectionContext
 from .registry import Rule as RuleDef
 from .registry import rule
 
@@ -241,8 +241,8 @@ class _Settle:
     def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
               eh: EhFde) -> bool:
         """True when _compare_fde against `eh` alone would find nothing to report."""
-        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX):
-            return False  # PCMASK and FLEX FDEs: the exact path
+        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or eh.limit:
+            return False  # PCMASK and FLEX FDEs, .eh_frame not run: the exact path
         if eh.start > start or eh.end < start + size:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
         if not toks:
@@ -529,6 +529,10 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
     except CfiError as exc:
         first.emit_as(NO_EH_FRAME, Severity.WARNING, f".eh_frame cannot be decoded: {exc}")
         return
+    limited = [e for e in ehs if e.limit]
+    if limited:
+        first.emit(OPAQUE, f"{len(limited)} .eh_frame FDE(s) not interpreted, first at "
+                   f".eh_frame+{limited[0].offset:#x}: {limited[0].limit}")
     eh_starts = [e.start for e in ehs]
     covered = [0] * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
     text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
@@ -567,9 +571,24 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
+def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
+    """True, and the finding counted, when `ctx` would only count it (past the per-rule
+    cap, rule reported at its own severity): then its message need not be built."""
+    n = ctx.counts.get(rule.id, 0)
+    if n < MAX_PER_RULE or rule.id in ctx.claimed or ctx.decided.get(
+            (rule.id, rule.severity)) is None:
+        return False
+    ctx.counts[rule.id] = n + 1
+    return True
+
+
 class _SectionPass:
     """One SFrame section against the .eh_frame FDEs: each SFrame FDE is settled from its
-    raw FRE tokens when possible (_Settle), else compared exactly (_check_fde)."""
+    raw FRE tokens when possible (_Settle), else compared exactly (_check_fde). An FDE no
+    .eh_frame FDE overlaps costs only its coverage finding (counted once past the cap).
+    `fast` off takes the exact path for every FDE (the tests compare both)."""
+
+    fast = True
 
     def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
                  eh_starts: list[int], covered: list[int], budget: _Budget) -> None:
@@ -601,6 +620,9 @@ class _SectionPass:
                   toks: Tokens) -> None:
         start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
         overlaps = self.overlapping(start, start + rec[1])
+        if not overlaps and self.fast:
+            self.uncovered(i, start, rec[1])
+            return
         if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
                                                     overlaps[0]):
             return
@@ -609,7 +631,17 @@ class _SectionPass:
 
     def on_decoded(self, i: int, fde: FDE) -> None:
         start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
-        self.exact(i, start, fde, self.overlapping(start, start + fde.size))
+        overlaps = self.overlapping(start, start + fde.size)
+        if not overlaps and self.fast:
+            self.uncovered(i, start, fde.size)
+            return
+        self.exact(i, start, fde, overlaps)
+
+    def uncovered(self, i: int, start: int, size: int) -> None:
+        """What _check_fde reports for an FDE no .eh_frame FDE overlaps: nothing to compare."""
+        if size and not _count_only(self.ctx, NO_EH_FDE):
+            self.ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + size:#x}) of this function is "
+                          "covered by no .eh_frame FDE", fde=i, pc=start)
 
     def exact(self, i: int, start: int, fde: FDE, overlaps: list[EhFde]) -> None:
         _check_fde(self.ctx, self.facts, i, start, fde, overlaps, self.budget)
@@ -631,11 +663,17 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
         cursor = max(cursor, e.end)
     if cursor < end:
         gaps.append((cursor, end))
-    if gaps and fde.size:
+    if gaps and fde.size and not _count_only(ctx, NO_EH_FDE):
         a, b = gaps[0]
         more = f" (and {len(gaps) - 1} more range(s))" if len(gaps) > 1 else ""
         ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "
                  f"FDE{more}", fde=i, pc=start)
+    limited = [e for e in overlaps if e.limit]
+    if limited:  # a work bound stopped its program: not compared, and said so
+        e = limited[0]
+        ctx.emit(OPAQUE, f"not compared with the .eh_frame FDE at .eh_frame+{e.offset:#x}: "
+                 f"{e.limit}", fde=i, pc=start)
+        overlaps = [e for e in overlaps if not e.limit]
     mism: dict[str, Mismatch] = {}
     opaque: list[str] = []
     _compare_fde(i, start, fde.size, fde, h, abi, overlaps, budget, mism, opaque)
