@@ -159,9 +159,15 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
     out: list[RawFde] = []
     budget = _Budget()
     cies: dict[int, _Cie] = {}
-    ran: dict[tuple[int, bytes], tuple[RawRow, ...]] = {}  # (CIE, program) -> rows
+    # (CIE content, program) -> rows: every object file brings its own copy of the same
+    # CIE, so programs are shared by what the CIE says, not where it is.
+    ran: dict[tuple, tuple[RawRow, ...]] = {}
     pos, n = 0, len(data)
     o = ">" if big_endian else "<"
+    # What nearly every FDE is: 32-bit length and CIE pointer, pcrel sdata4 start and
+    # size (DW_EH_PE_pcrel | sdata4, 0x1b), a one-byte augmentation length.
+    common = struct.Struct(o + "IiiB")
+    mask = (1 << (8 * address_size)) - 1
     while pos + 4 <= n:
         length = struct.unpack_from(o + "I", data, pos)[0]
         if length == 0:  # a terminator (ld writes one; some objects carry several)
@@ -176,11 +182,22 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
         body, end = pos + hdr, pos + hdr + length
         if end > n or length < id_size:
             raise EhFrameError(f"entry of {length:#x} bytes runs past the section", pos)
-        c = _Cursor(data, body, end, big_endian)
-        ident = c.fixed("Q" if id_size == 8 else "I", id_size)
-        if ident == 0:
-            cies[pos] = _cie(c, vma, address_size)
-        else:
+        cie = None
+        if hdr == 4 and body + 13 <= end:
+            ident, rel_start, rel_size, aug = common.unpack_from(data, body)
+            cie = cies.get(body - ident) if ident else None
+        if cie is not None and cie.fde_enc == 0x1B and cie.has_z and aug < 0x80 and (
+                body + 13 + aug <= end):
+            start = (vma + body + 4 + rel_start) & mask
+            size = rel_size & mask
+            prog_at = body + 13 + aug
+        else:  # anything else, field by field (with the errors located)
+            c = _Cursor(data, body, end, big_endian)
+            ident = c.fixed("Q" if id_size == 8 else "I", id_size)
+            if ident == 0:
+                cies[pos] = _cie(c, vma, address_size)
+                pos = end
+                continue
             cie_at = body - ident
             cie = cies.get(cie_at)
             if cie is None:
@@ -189,19 +206,20 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
             size = c.pointer(cie.fde_enc & 0x0F, vma, address_size)
             if cie.has_z:
                 c.block()
-            program = data[c.pos:end]
-            key = (cie_at, program)
-            rows = ran.get(key)
-            limit = None
-            if rows is None:
-                try:
-                    rows, position_free = _run(cie, program, c.pos, start, vma, address_size,
-                                               big_endian, ra_column, fp_column, budget)
-                except _Bound as exc:
-                    rows, position_free, limit = (), False, str(exc)
-                if position_free:
-                    ran[key] = rows
-            out.append(RawFde(pos, start, size, rows, limit))
+            prog_at = c.pos
+        program = data[prog_at:end]
+        key = (cie.code_align, cie.data_align, cie.program, program)
+        rows = ran.get(key)
+        limit = None
+        if rows is None:
+            try:
+                rows, position_free = _run(cie, program, prog_at, start, vma, address_size,
+                                           big_endian, ra_column, fp_column, budget)
+            except _Bound as exc:
+                rows, position_free, limit = (), False, str(exc)
+            if position_free:
+                ran[key] = rows
+        out.append(RawFde(pos, start, size, rows, limit))
         pos = end
     return out
 
