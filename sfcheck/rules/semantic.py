@@ -122,6 +122,7 @@ class _Budget:
     # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
     fre_rules: dict = field(default_factory=dict)
     expr_values: dict = field(default_factory=dict)
+    steps: dict = field(default_factory=dict)  # id(.eh_frame rows) -> _eh_steps of all
 
 
 # A known-defect classifier (rules/defect.py) may claim a mismatch: it returns the rule
@@ -229,6 +230,9 @@ class _Settle:
         self.h, self.abi = h, abi
         self.v3 = h.version == C.VERSION_3
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+        # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
+        # shape share both sides; the verdict holds for any size past `reach`.
+        self.verdicts: dict[tuple, tuple[bool, int]] = {}
 
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
@@ -247,6 +251,18 @@ class _Settle:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
         if not toks:
             return True  # no FREs, no rows to compare
+        key = (asz, id(eh.rel), eh.start == start, *toks)  # eh.rel lives as long as this
+        got = self.verdicts.get(key)
+        if got is not None and size > got[1]:
+            return got[0]
+        verdict = self._quiet(start, size, asz, toks, eh)
+        starts = starts_of(toks, asz, self.h.big_endian)
+        reach = max(max(starts), eh.rel[-1].pc if eh.rel else -1)
+        if size > reach:  # nothing was cut at `size`: the same for every larger size
+            self.verdicts[key] = (verdict, reach)
+        return verdict
+
+    def _quiet(self, start: int, size: int, asz: int, toks: Tokens, eh: EhFde) -> bool:
         starts = starts_of(toks, asz, self.h.big_endian)
         if not all(map(lt, starts, islice(starts, 1, None))):
             return True  # _sframe_rows gives up on unordered FREs (structural rules report)
@@ -393,7 +409,7 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
     rows = _sframe_rows(h, fde, abi, budget.fre_rules)
     if not rows:
         return
-    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0]):
+    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0], budget.steps):
         return  # the common case, decided without walking intervals
     starts = [f.start for f in fde.fres]
     pc_reg = abi.pc
@@ -413,7 +429,8 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                             out, opaque)
 
 
-def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) -> bool:
+def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,
+               memo: dict) -> bool:
     """True when a PCINC FDE and the one .eh_frame FDE covering it list the same rules at
     the same offsets (after merging repeated rows): then every PC agrees."""
     if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rel:
@@ -427,12 +444,18 @@ def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) ->
         rules = (r.cfa, r.ra, r.fp)
         if not mine or mine[-1][1] != rules:
             mine.append((f.start, rules))
-    return mine == _eh_steps(eh, size)
+    return mine == _eh_steps(eh, size, memo)
 
 
-def _eh_steps(eh: EhFde, size: int) -> list[tuple[int, tuple]] | None:
+def _eh_steps(eh: EhFde, size: int, memo: dict | None = None) -> list[tuple[int, tuple]] | None:
     """`eh`'s rows at offsets below `size` as (offset, (CFA, RA, FP)), repeated rules merged;
-    None when a CFA there is not register + offset. Relative rows: no absolute ones built."""
+    None when a CFA there is not register + offset. Relative rows: no absolute ones built.
+    With `memo` (keyed by the shared rows' identity), computed once per distinct program."""
+    if memo is not None and (not eh.rel or size > eh.rel[-1].pc):
+        got = memo.get(id(eh.rel), memo)
+        if got is memo:
+            got = memo[id(eh.rel)] = _eh_steps(eh, size)
+        return got
     steps: list[tuple[int, tuple]] = []
     last = None
     for row in eh.rel:
