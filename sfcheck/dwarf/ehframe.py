@@ -49,8 +49,7 @@ class RawRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
     fp: RawRule
 
 
-@dataclass(frozen=True, slots=True)
-class RawFde:
+class RawFde(NamedTuple):  # a tuple: one per FDE, made by the hundred thousand
     offset: int
     start: int
     size: int
