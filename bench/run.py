@@ -376,11 +376,14 @@ def libsframe_ns_per_fre(inp: Input, reps: int) -> float | None:
     return float(ns) if int(fres) == inp.fres else None
 
 
+TINY = ROOT / "corpus" / "v3" / "libcorpus.so"  # 2 KB of SFrame: the check itself is ~1 ms
+
+
 def interpreter_floor(reps: int) -> tuple[float, float]:
     """Median seconds of `python -c pass` from this venv (what any Python tool pays), and
-    what importing sfcheck's command line adds to it, alternating the two."""
+    what `sfcheck FILE` on a tiny file adds to it (its imports, nearly all), alternating."""
     py = str(Path(sys.prefix) / "bin" / "python")
-    bare, imp = [py, "-c", "pass"], [py, "-c", "import sfcheck.cli"]
+    bare, imp = [py, "-c", "pass"], [str(Path(sys.prefix) / "bin" / "sfcheck"), str(TINY)]
     run_once(bare)
     run_once(imp)
     a, b = [], []
@@ -567,8 +570,8 @@ def targets_rows(results: list[Result], floor: float, imports: float) -> list[st
     rows.append(f"| peak RSS <= 100 MB + 10 x .sframe size | worst {100 * worst[0]:.0f} % of "
                 f"the bound ({worst[2]}, {worst[1]}) | {yes(worst[0] <= 1.0)} |")
     rows.append(f"| start-up: imports of `sfcheck FILE` < 40 ms | {1000 * imports:.0f} ms "
-                f"(`python -c 'import sfcheck.cli'` minus `python -c pass`) | "
-                f"{yes(imports < 0.040)} |")
+                f"(`sfcheck {TINY.relative_to(ROOT)}` minus `python -c pass`: imports and a "
+                f"2 KB check) | {yes(imports < 0.040)} |")
     rows.append(f"| (interpreter floor) | `python -c pass` from this venv: {floor:.3f} s | |")
     return rows
 

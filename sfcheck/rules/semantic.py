@@ -13,10 +13,10 @@ from __future__ import annotations
 import gc
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
 from math import gcd
 from operator import lt
+from typing import NamedTuple
 
 from ..dwarf.cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
 from ..elf import ElfSFrameInfo, FuncSymbol
@@ -100,30 +100,34 @@ TRUNCATED = rule(
 MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
 
 
-@dataclass
+# Plain classes with __slots__ here and below, not dataclasses: every `sfcheck FILE`
+# imports this module, and each dataclass costs about a millisecond to create.
 class Mismatch:
     """Where SFrame and .eh_frame disagree on one thing (CFA, RA or FP) in one FDE."""
 
-    kind: str  # "CFA" | "RA" | "FP"
-    fde: int
-    func: int  # function start
-    first: tuple[int, int]  # [pc, end) of the first differing range
-    fre: int | None
-    sframe: object
-    eh: object
-    ranges: int = 1
-    nbytes: int = 0
+    __slots__ = ("kind", "fde", "func", "first", "fre", "sframe", "eh", "ranges", "nbytes")
+
+    def __init__(self, kind: str, fde: int, func: int, first: tuple[int, int],
+                 fre: int | None, sframe: object, eh: object, ranges: int = 1,
+                 nbytes: int = 0) -> None:
+        self.kind = kind  # "CFA" | "RA" | "FP"
+        self.fde, self.func = fde, func  # FDE index, function start
+        self.first = first  # [pc, end) of the first differing range
+        self.fre, self.sframe, self.eh = fre, sframe, eh
+        self.ranges, self.nbytes = ranges, nbytes
 
 
-@dataclass
 class _Budget:
-    intervals: int
-    expr_pcs: int = MAX_EXPR_PCS
-    exhausted: bool = False
-    # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
-    fre_rules: dict = field(default_factory=dict)
-    expr_values: dict = field(default_factory=dict)
-    steps: dict = field(default_factory=dict)  # id(.eh_frame rows) -> _eh_steps of all
+    __slots__ = ("intervals", "expr_pcs", "exhausted", "fre_rules", "expr_values", "steps")
+
+    def __init__(self, intervals: int) -> None:
+        self.intervals = intervals
+        self.expr_pcs = MAX_EXPR_PCS
+        self.exhausted = False
+        # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
+        self.fre_rules: dict = {}
+        self.expr_values: dict = {}
+        self.steps: dict = {}  # id(.eh_frame rows) -> _eh_steps of all of them
 
 
 # A known-defect classifier (rules/defect.py) may claim a mismatch: it returns the rule
@@ -134,13 +138,15 @@ CLASSIFIERS: list[Classifier] = []
 COVERAGE_CLASSIFIERS: list[Callable[[EhFde, Abi], tuple[RuleDef, str] | None]] = []
 
 
-@dataclass
 class Facts:
     """What a classifier may look at."""
 
-    header: Header
-    abi: Abi
-    section_of: Callable[[int], str | None]  # name of the text section holding a PC
+    __slots__ = ("header", "abi", "section_of")
+
+    def __init__(self, header: Header, abi: Abi,
+                 section_of: Callable[[int], str | None]) -> None:
+        self.header, self.abi = header, abi
+        self.section_of = section_of  # name of the text section holding a PC
 
 
 # -- formatting -------------------------------------------------------------------------
@@ -180,8 +186,7 @@ def show_slot(abi: Abi, r: object) -> str:
 
 # -- SFrame side ---------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class _SRow:
+class _SRow(NamedTuple):
     fre: int
     cfa: RegRule | None  # None: outermost (no data words)
     ra: Rule
