@@ -20,7 +20,6 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
@@ -87,11 +86,8 @@ class CfaExpr:
         return period if period & mask == 0 and 0 < period <= 1 << 16 else None
 
 
-class CfiRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
-    pc: int
-    cfa: RegRule | CfaExpr | Opaque
-    ra: Rule
-    fp: Rule
+# The interpreter's rows, carrying (RegRule | CfaExpr | Opaque, Rule, Rule) here.
+CfiRow = E.Row
 
 
 class EhFde:
@@ -258,42 +254,32 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
     parser = _Exprs(little_endian, address_size)
     pc_reg = abi.pc
-    try:
-        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
-                              abi.fp)
-    except E.EhFrameError as exc:
-        raise CfiError(str(exc)) from None
-    # Rules repeat a lot: convert each distinct one once; FDEs that share their raw rows
-    # (same CIE and program) share the converted ones too.
+    # Rules repeat a lot: each distinct one is converted once (the reader converts each
+    # distinct triple once, and FDEs with the same program share their rows).
     cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
     ras: dict[RawRule, Rule] = {}
     fps: dict[RawRule, Rule] = {}
-    converted: dict[int, tuple[CfiRow, ...]] = {}  # id(raw rows) -> rows; `raw` keeps them
-    out: list[EhFde] = []
-    for f in raw:
-        rel = converted.get(id(f.rel))
-        if rel is None:
-            rows = []
-            for r in f.rel:
-                rc = r.cfa
-                cfa = cfas.get(rc)
-                if cfa is None:
-                    if isinstance(rc, bytes):
-                        cfa = cfas[rc] = _cfa_expr(parser, rc)
-                    else:
-                        cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
-                                          else intern(RegRule(rc[0], rc[1], False)))
-                try:
-                    ra = ras[r.ra]
-                except KeyError:
-                    ra = ras[r.ra] = intern(_reg_rule(r.ra, parser, True, pc_reg))
-                try:
-                    fp = fps[r.fp]
-                except KeyError:
-                    fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
-                rows.append(CfiRow(r.pc, cfa, ra, fp))
-            rel = converted[id(f.rel)] = tuple(rows)
-        out.append(EhFde(f.start, f.start + f.size, rel, f.offset, f.limit))
+
+    def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
+        cfa = cfas.get(rc)
+        if cfa is None:
+            if isinstance(rc, bytes):
+                cfa = cfas[rc] = _cfa_expr(parser, rc)
+            else:
+                cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
+                                  else intern(RegRule(rc[0], rc[1], False)))
+        if ra not in ras:
+            ras[ra] = intern(_reg_rule(ra, parser, True, pc_reg))
+        if fp not in fps:
+            fps[fp] = intern(_reg_rule(fp, parser, False, pc_reg))
+        return cfa, ras[ra], fps[fp]
+
+    try:
+        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
+                              abi.fp, convert)
+    except E.EhFrameError as exc:
+        raise CfiError(str(exc)) from None
+    out = [EhFde(f.start, f.start + f.size, f.rel, f.offset, f.limit) for f in raw]
     out.sort(key=lambda f: (f.start, f.end))
     return out
 

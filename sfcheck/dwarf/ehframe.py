@@ -15,6 +15,7 @@ instructions into MAX_FILE_ROWS rows; an FDE past a bound gets no rows and says 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -42,11 +43,20 @@ class EhFrameError(Exception):
         self.offset = offset
 
 
-class RawRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
+class Row(NamedTuple):  # a tuple: rows are made by the hundred thousand
+    """One row of a call-frame table: the package's one row type. It holds the rules as
+    the interpreter tracks them (RawCfa, RawRule) or, when read_eh_frame is given a
+    converter, the rules the cross-check compares (sfcheck.dwarf.cfi), made as the
+    program runs: no conversion pass afterwards."""
+
     pc: int
-    cfa: RawCfa
-    ra: RawRule
-    fp: RawRule
+    cfa: object
+    ra: object
+    fp: object
+
+
+# (raw CFA, raw RA rule, raw FP rule) -> the (CFA, RA, FP) a row should carry
+Convert = Callable[[RawCfa, RawRule, RawRule], tuple]
 
 
 class RawFde(NamedTuple):  # a tuple: one per FDE, made by the hundred thousand
@@ -56,11 +66,11 @@ class RawFde(NamedTuple):  # a tuple: one per FDE, made by the hundred thousand
     # Rows with pc relative to `start`. FDEs with the same CIE and instruction bytes
     # share one tuple (the program ran once): leaf functions and look-alike functions
     # are most of a large binary.
-    rel: tuple[RawRow, ...]
+    rel: tuple[Row, ...]
     limit: str | None = None  # why the program was not run to the end (then no rows)
 
     @property
-    def rows(self) -> tuple[RawRow, ...]:
+    def rows(self) -> tuple[Row, ...]:
         """The rows at absolute addresses."""
         return tuple(r._replace(pc=self.start + r.pc) for r in self.rel)
 
@@ -153,14 +163,16 @@ _FIXED = {0x02: ("H", 2), 0x03: ("I", 4), 0x04: ("Q", 8),
 
 
 def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
-                  ra_column: int, fp_column: int) -> list[RawFde]:
-    """Every FDE of the section with its rows (sorted by pc, one per location)."""
+                  ra_column: int, fp_column: int, convert: Convert | None = None,
+                  ) -> list[RawFde]:
+    """Every FDE of the section with its rows (sorted by pc, one per location); with
+    `convert`, each distinct rule triple is converted once and rows carry the result."""
     out: list[RawFde] = []
-    budget = _Budget()
+    budget = _Budget(convert)
     cies: dict[int, _Cie] = {}
     # (CIE content, program) -> rows: every object file brings its own copy of the same
     # CIE, so programs are shared by what the CIE says, not where it is.
-    ran: dict[tuple, tuple[RawRow, ...]] = {}
+    ran: dict[tuple, tuple[Row, ...]] = {}
     pos, n = 0, len(data)
     o = ">" if big_endian else "<"
     # What nearly every FDE is: 32-bit length and CIE pointer, pcrel sdata4 start and
@@ -274,10 +286,12 @@ class _Bound(Exception):
 class _Budget:
     """What the rest of the file may still spend (instructions run, rows made)."""
 
-    __slots__ = ("ops", "rows")
+    __slots__ = ("ops", "rows", "convert", "converted")
 
-    def __init__(self) -> None:
+    def __init__(self, convert: Convert | None) -> None:
         self.ops, self.rows = MAX_FILE_OPS, MAX_FILE_ROWS
+        # The file's rule converter and its memo (raw triple -> converted triple).
+        self.convert, self.converted = convert, {}
 
     def charge(self, ops: int, rows: int) -> None:
         self.ops -= ops
@@ -290,18 +304,18 @@ class _Budget:
 
 def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
          address_size: int, big: bool, ra_col: int, fp_col: int, budget: _Budget,
-         ) -> tuple[tuple[RawRow, ...], bool]:
+         ) -> tuple[tuple[Row, ...], bool]:
     """Run the CIE's initial instructions, then the FDE's, into rows at pcs relative to
     `start`; and whether those rows depend on nothing but the program (no DW_CFA_set_loc,
     whose operand is an address). _Bound when a work bound stops it."""
     if budget.ops < 0:
         budget.charge(0, 0)
     if cie.initial is None:
-        first = _State(ra_col, fp_col)
+        first = _State(ra_col, fp_col, budget)
         _charged(budget, first, cie, cie.program, cie.program_offset, None, vma, address_size,
                  big)
         cie.initial = (first.cfa, first.ra, first.fp, tuple(first.stack))
-    state = _State(ra_col, fp_col)
+    state = _State(ra_col, fp_col, budget)
     state.cfa, state.ra, state.fp, stack = cie.initial
     state.stack = list(stack)
     state.initial = (state.ra, state.fp)
@@ -324,9 +338,10 @@ def _charged(budget: _Budget, st: _State, cie: _Cie, program: bytes, at: int,
 
 class _State:
     __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
-                 "set_loc", "ops")
+                 "set_loc", "ops", "convert", "converted")
 
-    def __init__(self, ra_col: int, fp_col: int) -> None:
+    def __init__(self, ra_col: int, fp_col: int, budget: _Budget) -> None:
+        self.convert, self.converted = budget.convert, budget.converted
         self.ra_col, self.fp_col = ra_col, fp_col
         self.cfa: RawCfa = (-1, 0)
         self.ra: RawRule = None
@@ -334,7 +349,7 @@ class _State:
         self.initial: tuple[RawRule, RawRule] = (None, None)
         self.stack: list[tuple[RawCfa, RawRule, RawRule]] = []
         self.loc = 0
-        self.rows: list[RawRow] = []
+        self.rows: list[Row] = []
         self.set_loc = False
         self.ops = 0  # instructions run (set by _exec)
 
@@ -351,7 +366,14 @@ class _State:
             self.fp = self.initial[1]
 
     def emit(self) -> None:
-        row = RawRow(self.loc, self.cfa, self.ra, self.fp)
+        if self.convert is None:
+            row = Row(self.loc, self.cfa, self.ra, self.fp)
+        else:
+            key = (self.cfa, self.ra, self.fp)
+            got = self.converted.get(key)
+            if got is None:
+                got = self.converted[key] = self.convert(*key)
+            row = Row(self.loc, got[0], got[1], got[2])
         if self.rows and self.rows[-1].pc == self.loc:
             self.rows[-1] = row
         else:
