@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import platform
 import random
 import shlex
@@ -624,6 +625,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dump-max", type=int, default=1_000_000,
                    help="time `sfcheck dump` only up to this many FDEs")
     p.add_argument("--notes", type=Path, help="Markdown appended to the report (analysis)")
+    p.add_argument("--save", type=Path, help="also keep the measurements here (pickle)")
+    p.add_argument("--rerender", type=Path, metavar="SAVED",
+                   help="no measuring: write the report of a --save'd run (e.g. with --notes)")
     p.add_argument("--out", type=Path, help="write the report as Markdown here (+ a PNG)")
     a = p.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
@@ -631,6 +635,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not sfcheck.exists():
         print(f"bench: {sfcheck} not found (pip install -e . in this venv)", file=sys.stderr)
         return 2
+    if a.rerender:
+        with open(a.rerender, "rb") as f:
+            return render(a, **pickle.load(f))
     load_before = os.getloadavg()
     uptime_before = _uptime()
     inputs: list[Input] = []
@@ -675,14 +682,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                   key=lambda i: i.fdes, default=None)
     unwind = unwinder_rates(biggest)
     floor, imports = interpreter_floor(a.reps)
-    load_after = os.getloadavg()
+    for inp in inputs:
+        inp.sections = []  # bytes: not kept
+    saved = {"results": results, "unwind": unwind, "floor": floor, "imports": imports,
+             "load": (load_before, os.getloadavg()), "uptime": (uptime_before, _uptime()),
+             "cmd": "python bench/run.py " + " ".join(shlex.quote(x)
+                                                      for x in (argv or sys.argv[1:]))}
+    if a.save:
+        with open(a.save, "wb") as f:
+            pickle.dump(saved, f)
+    return render(a, **saved)
 
-    cmd = "python bench/run.py " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
+
+def render(a: argparse.Namespace, results: list[Result], unwind: dict, floor: float,
+           imports: float, load: tuple, uptime: tuple, cmd: str) -> int:
+    (load_before, load_after), (uptime_before, uptime_after) = load, uptime
     readelfs = sorted({f"{r} ({readelf_version(r)})" for r in READELFS if r.exists()})
     out = [f"# sfcheck benchmark, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
            f"Machine: {os.cpu_count()} cores, {platform.python_implementation()} "
            f"{platform.python_version()}, load average {load_before[0]:.2f} before / "
-           f"{load_after[0]:.2f} after (`uptime` before: {uptime_before}; after: {_uptime()})."
+           f"{load_after[0]:.2f} after (`uptime` before: {uptime_before}; after: {uptime_after})."
            f" readelf: {', '.join(readelfs)}.",
            "The machine is shared: only ratios taken in this run count, never absolute times. "
            "Times are wall-clock medians of alternating runs (each process started from "
