@@ -81,7 +81,9 @@ OPAQUE = rule(
     "semantic-not-compared", "semantic", "info", "CFI rule sfcheck cannot compare",
     """.eh_frame gives a rule as a DWARF expression outside the subset sfcheck evaluates
     (register plus constant, optionally loaded, with arithmetic on the PC as in PLT entries),
-    so those PCs were not compared.""",
+    so those PCs were not compared. Also reported, with the reason, for .eh_frame FDEs whose
+    call-frame program was stopped by a work bound (rows or instructions per FDE, per file:
+    sfcheck.dwarf.ehframe), which hostile input cannot exceed.""",
     "Nothing to do; report the expression to sfcheck if it is common.")
 NO_EH_FRAME = rule(
     "semantic-no-eh-frame", "semantic", "info", "no usable .eh_frame to cross-check against",
