@@ -112,7 +112,10 @@ def pick_readelf(files: Sequence[Path]) -> Path | None:
             continue
         p = subprocess.run([str(re_path), "--sframe", *map(str, files)], capture_output=True,
                            text=True)
-        if p.returncode == 0 and "Error" not in p.stderr and "SFrame" in p.stdout:
+        # A readelf that knows the format but not this version prints the header only
+        # (2.44 with v1): the function index must be there too.
+        if (p.returncode == 0 and "Error" not in p.stderr and "SFrame" in p.stdout
+                and ("func idx [" in p.stdout or "Num FDEs: 0" in p.stdout)):
             return re_path
     return None
 
