@@ -589,7 +589,11 @@ def plot(results: list[Result], path: Path) -> str:
         return "(no plot: matplotlib is not installed; `pip install matplotlib`)"
     fig, ax = plt.subplots(figsize=(7, 4.5))
     lines: dict[str, list[tuple[int, float]]] = {}
-    for name, pts in _series(results).items():
+    series = _series(results)
+    newest = max((n.split()[0] for n in series), default="")  # one version: readable plot
+    for name, pts in series.items():
+        if name.split()[0] != newest:
+            continue
         for inp, ts in pts:
             for tool in ("sfcheck", "sfcheck structure only", "readelf --sframe", FRAMES):
                 if tool in ts:
@@ -597,14 +601,15 @@ def plot(results: list[Result], path: Path) -> str:
                         (inp.n, ts[tool].seconds / max(inp.fres, 1) * 1e9))
     for label, pts in sorted(lines.items()):
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label,
+                linestyle="--" if "sframe-only" in label else "-")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("functions (compiled) or FDEs (synthetic)")
     ax.set_ylabel("ns per FRE (whole process, median)")
     ax.set_title("Cost per FRE: sfcheck vs readelf")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return f"![cost curve]({path.name})"
