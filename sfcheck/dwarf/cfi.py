@@ -19,8 +19,6 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
 from . import ehframe as E
@@ -34,11 +32,27 @@ class CfiError(Exception):
     """`.eh_frame` could not be decoded."""
 
 
-@dataclass(frozen=True, slots=True)
+# Opaque and CfaExpr are immutable values compared and hashed by content, written by hand
+# rather than as frozen dataclasses: every `sfcheck FILE` imports this module.
 class Opaque:
     """A rule sfcheck cannot compare (an expression outside the linear subset)."""
 
-    why: str
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        object.__setattr__(self, "why", why)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Opaque is immutable ({name})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Opaque and other.why == self.why
+
+    def __hash__(self) -> int:
+        return hash((Opaque, self.why))
+
+    def __repr__(self) -> str:
+        return f"Opaque(why={self.why!r})"
 
     def __str__(self) -> str:
         return f"<{self.why}>"
@@ -56,11 +70,25 @@ UNDEFINED = _Undefined()  # an undefined RA: the outermost frame
 Rule = RegRule | Opaque | _Undefined | None
 
 
-@dataclass(frozen=True, slots=True)
 class CfaExpr:
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
-    ops: tuple  # expr.Op or pyelftools' DWARFExprOp (same op_name / args)
+    __slots__ = ("ops",)
+
+    def __init__(self, ops: tuple) -> None:
+        object.__setattr__(self, "ops", ops)  # expr.Op or pyelftools' DWARFExprOp
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CfaExpr is immutable ({name})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CfaExpr and other.ops == self.ops
+
+    def __hash__(self) -> int:
+        return hash((CfaExpr, self.ops))
+
+    def __repr__(self) -> str:
+        return f"CfaExpr(ops={self.ops!r})"
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from .leb128 import LebError, leb128
@@ -75,16 +74,17 @@ class RawFde(NamedTuple):  # a tuple: one per FDE, made by the hundred thousand
         return tuple(r._replace(pc=self.start + r.pc) for r in self.rel)
 
 
-@dataclass(slots=True)
 class _Cie:
-    code_align: int
-    data_align: int
-    fde_enc: int
-    has_z: bool
-    program: bytes
-    program_offset: int
-    # (CFA, RA, FP, remember stack) after the initial instructions: run once per CIE
-    initial: tuple | None = None
+    __slots__ = ("code_align", "data_align", "fde_enc", "has_z", "program", "program_offset",
+                 "initial")
+
+    def __init__(self, code_align: int, data_align: int, fde_enc: int, has_z: bool,
+                 program: bytes, program_offset: int) -> None:
+        self.code_align, self.data_align = code_align, data_align
+        self.fde_enc, self.has_z = fde_enc, has_z
+        self.program, self.program_offset = program, program_offset
+        # (CFA, RA, FP, remember stack) after the initial instructions: run once per CIE
+        self.initial: tuple | None = None
 
 
 class _Cursor:
