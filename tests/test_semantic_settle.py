@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.checker import check_elf
+from sfcheck.checker import Options, check_elf
 from sfcheck.elf import load_elf
 from sfcheck.rules import semantic
 
@@ -24,12 +24,13 @@ FILES = sorted(p for p in CORPUS.rglob("*")
                    load_elf(p.read_bytes(), str(p), cfi=True)))
 
 
-def _findings(data: bytes | Path, shortcut: bool, monkeypatch) -> list[str]:
+def _findings(data: bytes | Path, shortcut: bool, monkeypatch,
+              options: Options | None = None) -> list[str]:
     with monkeypatch.context() as m:
         if not shortcut:
             m.setattr(semantic._Settle, "quiet", lambda *a, **k: False)
             m.setattr(semantic._SectionPass, "fast", False)
-        res = check_elf(data)
+        res = check_elf(data, options=options)
     return sorted(f.text() for f in res.findings) + [str(res.error)]
 
 
@@ -86,7 +87,8 @@ def _eh_frame_of(path: Path) -> tuple[bytearray, int, int]:
         return bytearray(path.read_bytes()), sec["sh_offset"], sec["sh_size"]
 
 
-def test_emptied_eh_frame_same_findings(monkeypatch) -> None:
+@pytest.mark.parametrize("disable", [(), ("semantic",), ("semantic-no-eh-frame-fde",)])
+def test_emptied_eh_frame_same_findings(monkeypatch, disable: tuple[str, ...]) -> None:
     """No .eh_frame FDE at all (only terminators): every SFrame FDE is uncovered, and past
     the per-rule cap (lowered to 3 here: corpus files are small) the findings are only
     counted. Same report both ways, "N more finding(s)" included."""
@@ -98,11 +100,12 @@ def test_emptied_eh_frame_same_findings(monkeypatch) -> None:
     for path in FILES:
         raw, off, size = _eh_frame_of(path)
         raw[off:off + size] = bytes(size)
-        got = _findings(bytes(raw), True, monkeypatch)
-        assert got == _findings(bytes(raw), False, monkeypatch)
+        opts = Options(disable=set(disable))
+        got = _findings(bytes(raw), True, monkeypatch, opts)
+        assert got == _findings(bytes(raw), False, monkeypatch, opts)
         capped += any("[semantic-no-eh-frame-fde]" in f and "more finding(s)" in f
                       for f in got)
-    assert capped > 10
+    assert (capped > 10) == (not disable)
 
 
 @settings(max_examples=40, deadline=None,

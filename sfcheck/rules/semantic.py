@@ -617,11 +617,16 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
 
 
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
-    """True, and the finding counted, when `ctx` would only count it (past the per-rule
-    cap, rule reported at its own severity): then its message need not be built."""
+    """True when `ctx` would not keep a finding of `rule` (reported at its own severity):
+    the rule is off or claimed (then emit drops it), or past the per-rule cap (then emit
+    only counts it, as done here). Its message need not be built then."""
+    key = (rule.id, rule.severity)
+    if key not in ctx.decided:
+        return False  # the first one: emit decides
+    if ctx.decided[key] is None or rule.id in ctx.claimed:
+        return True
     n = ctx.counts.get(rule.id, 0)
-    if n < MAX_PER_RULE or rule.id in ctx.claimed or ctx.decided.get(
-            (rule.id, rule.severity)) is None:
+    if n < MAX_PER_RULE:
         return False
     ctx.counts[rule.id] = n + 1
     return True
