@@ -26,7 +26,7 @@ from fuzz import common  # noqa: E402
 # them (options, results, profiles, error types) and the ELF and .eh_frame readers this
 # harness never reaches stay uninstrumented.
 GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors",
-        "sfcheck.elf", "sfcheck.cfi", "sfcheck.ehframe")
+        "sfcheck.elf", "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe")
 
 with common.instrumented_imports(__name__ == "__main__", exclude=GLUE):
     from sfcheck.checker import check_section_bytes

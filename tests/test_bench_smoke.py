@@ -1,4 +1,4 @@
-"""bench/run.py keeps working: the smallest synthetic size, one repetition, no real inputs.
+"""bench/run.py keeps working: the smallest size, one repetition, no real inputs.
 
 A smoke test only: it checks the benchmark builds its input, runs every tool and
 prints its table, never how fast anything is (speed is judged by the benchmark's
@@ -22,10 +22,15 @@ def test_benchmark_prints_a_table(tmp_path) -> None:
         capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     text = proc.stdout
+    # A compiled 1k-function library (gcc + .toolchains), else the synthetic stand-in.
     rows = [line for line in text.splitlines()  # the main table has 10 columns
-            if line.startswith("| synthetic 1k FDEs v3 |") and line.count("|") == 11]
+            if line.startswith(("| lib 1k fns v3 |", "| synthetic 1k FDEs v3 |"))
+            and line.count("|") == 11]
     tools = {line.split("|")[5].strip() for line in rows}
     assert {"sfcheck", "sfcheck dump", "decoder alone (in-process)"} <= tools, text
+    compiled = any(line.startswith("| lib 1k fns v3 |") for line in rows)
+    assert ("sfcheck structure only" in tools) == compiled
+    assert "## Targets (issue 16)" in text and "imports of `sfcheck FILE`" in text
     for line in rows:  # every timed row has a positive time and a per-FRE cost
         cells = [c.strip() for c in line.split("|")]
         assert float(cells[6]) > 0 and re.fullmatch(r"[\d,]+", cells[7]), line

@@ -1,4 +1,4 @@
-"""sfcheck.dwarf_expr against pyelftools' DWARF expression parser (the reference)."""
+"""sfcheck.dwarf.expr against pyelftools' DWARF expression parser (the reference)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from elftools.dwarf.structs import DWARFStructs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sfcheck.dwarf_expr import parse_expr
+from sfcheck.dwarf.expr import parse_expr
 
 from helpers import sleb, uleb
 

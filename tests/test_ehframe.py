@@ -13,9 +13,10 @@ from elftools.elf.elffile import ELFFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.ehframe import EhFrameError, read_eh_frame
+from sfcheck.dwarf.ehframe import EhFrameError, read_eh_frame
+from sfcheck.dwarf.leb128 import LebError, leb128
 
-from helpers import CORPUS
+from helpers import CORPUS, sleb, uleb
 
 COLUMNS = {"EM_X86_64": (16, 6), "EM_AARCH64": (30, 29), "EM_S390": (14, 11)}
 
@@ -125,3 +126,21 @@ def test_damaged_eh_frame_fails_cleanly(data) -> None:
         return
     # rows never outnumber the instruction bytes that made them
     assert sum(len(f.rows) for f in fdes) <= len(raw) + len(fdes)
+
+
+@given(st.integers(0, 1 << 69), st.integers(-(1 << 68), 1 << 68), st.binary(max_size=4))
+def test_leb128_round_trip(u: int, s: int, tail: bytes) -> None:
+    """The package's one LEB128 reader against the tests' encoders; it stops where the
+    number does and never reads past `end`."""
+    for value, enc, signed in ((u, uleb(u), False), (s, sleb(s), True)):
+        data = enc + tail
+        assert leb128(data, 0, len(data), signed) == (value, len(enc))
+        with pytest.raises(LebError) as cut:
+            leb128(data, 0, len(enc) - 1, signed)
+        assert cut.value.cut and cut.value.pos == len(enc) - 1
+
+
+def test_leb128_too_long() -> None:
+    with pytest.raises(LebError) as exc:
+        leb128(b"\x80" * 12 + b"\x01", 0, 13, False)
+    assert not exc.value.cut and exc.value.pos == 11

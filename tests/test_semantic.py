@@ -16,8 +16,8 @@ from elftools.dwarf.structs import DWARFStructs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.cfi import Opaque, eval_linear
 from sfcheck.checker import Options, check_elf, check_section_bytes
+from sfcheck.dwarf.cfi import Opaque, eval_linear
 from sfcheck.elf import load_elf
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode
@@ -406,3 +406,21 @@ def test_cli_structure_only(capsys) -> None:
         assert main(["--disable", "semantic", "--disable", "defect", f.name]) == 0
         out = capsys.readouterr().out
         assert "[semantic-" not in out and "[defect-" not in out
+
+
+def test_raw_copy_found_from_start_fields_alone() -> None:
+    """The raw-copy scan reads FDE start fields only: a damaged FRE block (an info byte
+    with the reserved size code) is reported by the structural rules and hides nothing."""
+    from sfcheck.format.decode import Decoder
+
+    path = CORPUS / "bad" / "ld240_v2obj_raw.so"
+    raw = bytearray(path.read_bytes())
+    sec = load_elf(bytes(raw), str(path)).sections[0]
+    dec = Decoder(sec.data)
+    last = dec.fde(dec.header.num_fdes - 1, with_fres=False)
+    asz = {C.FRE_TYPE_ADDR1: 1, C.FRE_TYPE_ADDR2: 2, C.FRE_TYPE_ADDR4: 4}[last.info & 0xF]
+    at = sec.offset + dec.header.fres_start + last.fre_off + asz  # its first FRE's info
+    raw[at] = 0x60 | (1 << 1)  # size code 3: no FRE has it
+    res = check_elf(bytes(raw))
+    assert "defect-ld-raw-copy" in rules(res), [f.text() for f in res.findings]
+    assert "fre-size-code" in rules(res) or "layout-fde-fres-bounds" in rules(res)

@@ -1,6 +1,7 @@
-"""The cross-check's shortcut (semantic._Settle: FDEs settled from raw FRE tokens) against
-the exact comparison alone: the findings must be the same, on every corpus file and on
-files whose .sframe FRE bytes are damaged at random."""
+"""The cross-check's shortcuts (semantic._Settle: FDEs settled from raw FRE tokens;
+_SectionPass.fast: FDEs no .eh_frame FDE overlaps) against the exact comparison alone:
+the findings must be the same, on every corpus file, on files whose .sframe FRE bytes
+are damaged at random, and on files whose .eh_frame is damaged or emptied."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.checker import check_elf
+from sfcheck.checker import Options, check_elf
 from sfcheck.elf import load_elf
 from sfcheck.rules import semantic
 
@@ -23,11 +24,13 @@ FILES = sorted(p for p in CORPUS.rglob("*")
                    load_elf(p.read_bytes(), str(p), cfi=True)))
 
 
-def _findings(data: bytes | Path, shortcut: bool, monkeypatch) -> list[str]:
+def _findings(data: bytes | Path, shortcut: bool, monkeypatch,
+              options: Options | None = None) -> list[str]:
     with monkeypatch.context() as m:
         if not shortcut:
             m.setattr(semantic._Settle, "quiet", lambda *a, **k: False)
-        res = check_elf(data)
+            m.setattr(semantic._SectionPass, "fast", False)
+        res = check_elf(data, options=options)
     return sorted(f.text() for f in res.findings) + [str(res.error)]
 
 
@@ -71,5 +74,51 @@ def test_same_findings_on_damaged_fres(pick: int, seed: int, flips: int, monkeyp
     for _ in range(flips):
         at = rng.randrange(lo, sec.offset + sec.size)
         raw[at] = rng.randrange(256)
+    data = bytes(raw)
+    assert _findings(data, True, monkeypatch) == _findings(data, False, monkeypatch)
+
+
+def _eh_frame_of(path: Path) -> tuple[bytearray, int, int]:
+    """(file bytes, offset, size) of the .eh_frame section."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        sec = ELFFile(f).get_section_by_name(".eh_frame")
+        return bytearray(path.read_bytes()), sec["sh_offset"], sec["sh_size"]
+
+
+@pytest.mark.parametrize("disable", [(), ("semantic",), ("semantic-no-eh-frame-fde",)])
+def test_emptied_eh_frame_same_findings(monkeypatch, disable: tuple[str, ...]) -> None:
+    """No .eh_frame FDE at all (only terminators): every SFrame FDE is uncovered, and past
+    the per-rule cap (lowered to 3 here: corpus files are small) the findings are only
+    counted. Same report both ways, "N more finding(s)" included."""
+    from sfcheck.rules import context
+
+    monkeypatch.setattr(context, "MAX_PER_RULE", 3)
+    monkeypatch.setattr(semantic, "MAX_PER_RULE", 3)
+    capped = 0
+    for path in FILES:
+        raw, off, size = _eh_frame_of(path)
+        raw[off:off + size] = bytes(size)
+        opts = Options(disable=set(disable))
+        got = _findings(bytes(raw), True, monkeypatch, opts)
+        assert got == _findings(bytes(raw), False, monkeypatch, opts)
+        capped += any("[semantic-no-eh-frame-fde]" in f and "more finding(s)" in f
+                      for f in got)
+    assert (capped > 10) == (not disable)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(0, 10_000), seed=st.integers(0, 2**32 - 1),
+       flips=st.integers(1, 6))
+def test_same_findings_on_damaged_eh_frame(pick: int, seed: int, flips: int,
+                                           monkeypatch) -> None:
+    """Damaged FDE starts and sizes move .eh_frame FDEs off the SFrame ones (no overlap)."""
+    path = FILES[pick % len(FILES)]
+    raw, off, size = _eh_frame_of(path)
+    rng = random.Random(seed)
+    for _ in range(flips):
+        raw[off + rng.randrange(size)] = rng.randrange(256)
     data = bytes(raw)
     assert _findings(data, True, monkeypatch) == _findings(data, False, monkeypatch)

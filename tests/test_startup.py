@@ -11,7 +11,7 @@ from helpers import CORPUS, ROOT
 
 # Each costs 5-50 ms of imports; none is needed to check one linked ELF file.
 NOT_FOR_A_PLAIN_CHECK = [
-    "elftools",  # ELF header by hand; DWARF expressions by sfcheck.dwarf_expr
+    "elftools",  # ELF header by hand; DWARF expressions by sfcheck.dwarf.expr
     "tarfile", "zstandard", "arpy", "rpmfile", "sfcheck.inputs.expand",  # archives
     "concurrent.futures.process",  # the worker pool (-j, many files)
     "sfcheck.unwind.core", "sfcheck.unwind.unwinder",  # `sfcheck unwind`

@@ -7,7 +7,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 
 from __future__ import annotations
 
-from ..cfi import UNDEFINED, EhFde
+from ..dwarf.cfi import UNDEFINED, EhFde
 from ..elf import ElfSFrameInfo
 from ..errors import DecodeError
 from ..format import constants as C
@@ -214,14 +214,14 @@ def check_raw_copy(ctx: SectionContext, h: Header, info: ElfSFrameInfo) -> bool:
     starts = {s.addr for s in view.symbols} if view else set()
     if not starts:
         return False
-    try:
+    try:  # the start fields only: no FRE is decoded
         dec = Decoder(ctx.data)
-        fdes = [dec.fde(i) for i in range(min(h.num_fdes, 4096))]
+        fdes = [dec.fde(i, with_fres=False).start for i in range(min(h.num_fdes, 4096))]
     except DecodeError:
         return False
-    as_stored = sum(h.func_start(i, f.start, ctx.vma, field_relative=False) in starts
+    as_stored = sum(h.func_start(i, f, ctx.vma, field_relative=False) in starts
                     for i, f in enumerate(fdes))
-    as_field = sum(h.func_start(i, f.start, ctx.vma, field_relative=True) in starts
+    as_field = sum(h.func_start(i, f, ctx.vma, field_relative=True) in starts
                    for i, f in enumerate(fdes))
     if as_field < max(1, len(fdes) // 2) or as_field <= as_stored:
         return False

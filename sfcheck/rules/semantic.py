@@ -10,14 +10,15 @@ first differing range and both rules.
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
 from math import gcd
 from operator import lt
+from typing import NamedTuple
 
-from ..cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
+from ..dwarf.cfi import UNDEFINED, CfaExpr, CfiError, CfiRow, EhFde, Opaque, Rule, decode_eh_frame
 from ..elf import ElfSFrameInfo, FuncSymbol
 from ..errors import DecodeError
 from ..format import constants as C
@@ -27,7 +28,7 @@ from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
 from ..format.fre_rules import RegRule, fre_rules, intern
 from ..format.model import FDE, FRE, Header
 from ..result import Severity
-from .context import SectionContext
+from .context import MAX_PER_RULE, SectionContext
 from .registry import Rule as RuleDef
 from .registry import rule
 
@@ -80,7 +81,9 @@ OPAQUE = rule(
     "semantic-not-compared", "semantic", "info", "CFI rule sfcheck cannot compare",
     """.eh_frame gives a rule as a DWARF expression outside the subset sfcheck evaluates
     (register plus constant, optionally loaded, with arithmetic on the PC as in PLT entries),
-    so those PCs were not compared.""",
+    so those PCs were not compared. Also reported, with the reason, for .eh_frame FDEs whose
+    call-frame program was stopped by a work bound (rows or instructions per FDE, per file:
+    sfcheck.dwarf.ehframe), which hostile input cannot exceed.""",
     "Nothing to do; report the expression to sfcheck if it is common.")
 NO_EH_FRAME = rule(
     "semantic-no-eh-frame", "semantic", "info", "no usable .eh_frame to cross-check against",
@@ -99,29 +102,34 @@ TRUNCATED = rule(
 MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
 
 
-@dataclass
+# Plain classes with __slots__ here and below, not dataclasses: every `sfcheck FILE`
+# imports this module, and each dataclass costs about a millisecond to create.
 class Mismatch:
     """Where SFrame and .eh_frame disagree on one thing (CFA, RA or FP) in one FDE."""
 
-    kind: str  # "CFA" | "RA" | "FP"
-    fde: int
-    func: int  # function start
-    first: tuple[int, int]  # [pc, end) of the first differing range
-    fre: int | None
-    sframe: object
-    eh: object
-    ranges: int = 1
-    nbytes: int = 0
+    __slots__ = ("kind", "fde", "func", "first", "fre", "sframe", "eh", "ranges", "nbytes")
+
+    def __init__(self, kind: str, fde: int, func: int, first: tuple[int, int],
+                 fre: int | None, sframe: object, eh: object, ranges: int = 1,
+                 nbytes: int = 0) -> None:
+        self.kind = kind  # "CFA" | "RA" | "FP"
+        self.fde, self.func = fde, func  # FDE index, function start
+        self.first = first  # [pc, end) of the first differing range
+        self.fre, self.sframe, self.eh = fre, sframe, eh
+        self.ranges, self.nbytes = ranges, nbytes
 
 
-@dataclass
 class _Budget:
-    intervals: int
-    expr_pcs: int = MAX_EXPR_PCS
-    exhausted: bool = False
-    # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
-    fre_rules: dict = field(default_factory=dict)
-    expr_values: dict = field(default_factory=dict)
+    __slots__ = ("intervals", "expr_pcs", "exhausted", "fre_rules", "expr_values", "steps")
+
+    def __init__(self, intervals: int) -> None:
+        self.intervals = intervals
+        self.expr_pcs = MAX_EXPR_PCS
+        self.exhausted = False
+        # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
+        self.fre_rules: dict = {}
+        self.expr_values: dict = {}
+        self.steps: dict = {}  # id(.eh_frame rows) -> _eh_steps of all of them
 
 
 # A known-defect classifier (rules/defect.py) may claim a mismatch: it returns the rule
@@ -132,13 +140,15 @@ CLASSIFIERS: list[Classifier] = []
 COVERAGE_CLASSIFIERS: list[Callable[[EhFde, Abi], tuple[RuleDef, str] | None]] = []
 
 
-@dataclass
 class Facts:
     """What a classifier may look at."""
 
-    header: Header
-    abi: Abi
-    section_of: Callable[[int], str | None]  # name of the text section holding a PC
+    __slots__ = ("header", "abi", "section_of")
+
+    def __init__(self, header: Header, abi: Abi,
+                 section_of: Callable[[int], str | None]) -> None:
+        self.header, self.abi = header, abi
+        self.section_of = section_of  # name of the text section holding a PC
 
 
 # -- formatting -------------------------------------------------------------------------
@@ -178,8 +188,7 @@ def show_slot(abi: Abi, r: object) -> str:
 
 # -- SFrame side ---------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class _SRow:
+class _SRow(NamedTuple):
     fre: int
     cfa: RegRule | None  # None: outermost (no data words)
     ra: Rule
@@ -229,6 +238,9 @@ class _Settle:
         self.h, self.abi = h, abi
         self.v3 = h.version == C.VERSION_3
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+        # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
+        # shape share both sides; the verdict holds for any size past `reach`.
+        self.verdicts: dict[tuple, tuple[bool, int]] = {}
 
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
@@ -241,12 +253,24 @@ class _Settle:
     def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
               eh: EhFde) -> bool:
         """True when _compare_fde against `eh` alone would find nothing to report."""
-        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX):
-            return False  # PCMASK and FLEX FDEs: the exact path
+        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or eh.limit:
+            return False  # PCMASK and FLEX FDEs, .eh_frame not run: the exact path
         if eh.start > start or eh.end < start + size:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
         if not toks:
             return True  # no FREs, no rows to compare
+        key = (asz, id(eh.rel), eh.start == start, *toks)  # eh.rel lives as long as this
+        got = self.verdicts.get(key)
+        if got is not None and size > got[1]:
+            return got[0]
+        verdict = self._quiet(start, size, asz, toks, eh)
+        starts = starts_of(toks, asz, self.h.big_endian)
+        reach = max(max(starts), eh.rel[-1].pc if eh.rel else -1)
+        if size > reach:  # nothing was cut at `size`: the same for every larger size
+            self.verdicts[key] = (verdict, reach)
+        return verdict
+
+    def _quiet(self, start: int, size: int, asz: int, toks: Tokens, eh: EhFde) -> bool:
         starts = starts_of(toks, asz, self.h.big_endian)
         if not all(map(lt, starts, islice(starts, 1, None))):
             return True  # _sframe_rows gives up on unordered FREs (structural rules report)
@@ -393,7 +417,7 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
     rows = _sframe_rows(h, fde, abi, budget.fre_rules)
     if not rows:
         return
-    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0]):
+    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0], budget.steps):
         return  # the common case, decided without walking intervals
     starts = [f.start for f in fde.fres]
     pc_reg = abi.pc
@@ -413,7 +437,8 @@ def _compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
                             out, opaque)
 
 
-def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) -> bool:
+def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,
+               memo: dict) -> bool:
     """True when a PCINC FDE and the one .eh_frame FDE covering it list the same rules at
     the same offsets (after merging repeated rows): then every PC agrees."""
     if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rel:
@@ -427,12 +452,18 @@ def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde) ->
         rules = (r.cfa, r.ra, r.fp)
         if not mine or mine[-1][1] != rules:
             mine.append((f.start, rules))
-    return mine == _eh_steps(eh, size)
+    return mine == _eh_steps(eh, size, memo)
 
 
-def _eh_steps(eh: EhFde, size: int) -> list[tuple[int, tuple]] | None:
+def _eh_steps(eh: EhFde, size: int, memo: dict | None = None) -> list[tuple[int, tuple]] | None:
     """`eh`'s rows at offsets below `size` as (offset, (CFA, RA, FP)), repeated rules merged;
-    None when a CFA there is not register + offset. Relative rows: no absolute ones built."""
+    None when a CFA there is not register + offset. Relative rows: no absolute ones built.
+    With `memo` (keyed by the shared rows' identity), computed once per distinct program."""
+    if memo is not None and (not eh.rel or size > eh.rel[-1].pc):
+        got = memo.get(id(eh.rel), memo)
+        if got is memo:
+            got = memo[id(eh.rel)] = _eh_steps(eh, size)
+        return got
     steps: list[tuple[int, tuple]] = []
     last = None
     for row in eh.rel:
@@ -511,6 +542,20 @@ def func_name(symbols: Sequence[FuncSymbol], addrs: list[int], pc: int,
 def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None],
                 info: ElfSFrameInfo) -> None:
     """Compare every SFrame section of `info` with its `.eh_frame` (needs info.cfi)."""
+    # Rows, FDEs and memo entries are made by the hundred thousand and hold no cycles:
+    # the cyclic collector would walk the growing heap again and again (a third of the
+    # time on a large library). Reference counting still frees everything.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _cross_check(ctxs, headers, info)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None],
+                 info: ElfSFrameInfo) -> None:
     view = info.cfi
     if view is None or not ctxs:
         return
@@ -529,6 +574,10 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
     except CfiError as exc:
         first.emit_as(NO_EH_FRAME, Severity.WARNING, f".eh_frame cannot be decoded: {exc}")
         return
+    limited = [e for e in ehs if e.limit]
+    if limited:
+        first.emit(OPAQUE, f"{len(limited)} .eh_frame FDE(s) not interpreted, first at "
+                   f".eh_frame+{limited[0].offset:#x}: {limited[0].limit}")
     eh_starts = [e.start for e in ehs]
     covered = [0] * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
     text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
@@ -567,9 +616,29 @@ def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None]
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
+def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
+    """True when `ctx` would not keep a finding of `rule` (reported at its own severity):
+    the rule is off or claimed (then emit drops it), or past the per-rule cap (then emit
+    only counts it, as done here). Its message need not be built then."""
+    key = (rule.id, rule.severity)
+    if key not in ctx.decided:
+        return False  # the first one: emit decides
+    if ctx.decided[key] is None or rule.id in ctx.claimed:
+        return True
+    n = ctx.counts.get(rule.id, 0)
+    if n < MAX_PER_RULE:
+        return False
+    ctx.counts[rule.id] = n + 1
+    return True
+
+
 class _SectionPass:
     """One SFrame section against the .eh_frame FDEs: each SFrame FDE is settled from its
-    raw FRE tokens when possible (_Settle), else compared exactly (_check_fde)."""
+    raw FRE tokens when possible (_Settle), else compared exactly (_check_fde). An FDE no
+    .eh_frame FDE overlaps costs only its coverage finding (counted once past the cap).
+    `fast` off takes the exact path for every FDE (the tests compare both)."""
+
+    fast = True
 
     def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
                  eh_starts: list[int], covered: list[int], budget: _Budget) -> None:
@@ -601,6 +670,9 @@ class _SectionPass:
                   toks: Tokens) -> None:
         start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
         overlaps = self.overlapping(start, start + rec[1])
+        if not overlaps and self.fast:
+            self.uncovered(i, start, rec[1])
+            return
         if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
                                                     overlaps[0]):
             return
@@ -609,7 +681,17 @@ class _SectionPass:
 
     def on_decoded(self, i: int, fde: FDE) -> None:
         start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
-        self.exact(i, start, fde, self.overlapping(start, start + fde.size))
+        overlaps = self.overlapping(start, start + fde.size)
+        if not overlaps and self.fast:
+            self.uncovered(i, start, fde.size)
+            return
+        self.exact(i, start, fde, overlaps)
+
+    def uncovered(self, i: int, start: int, size: int) -> None:
+        """What _check_fde reports for an FDE no .eh_frame FDE overlaps: nothing to compare."""
+        if size and not _count_only(self.ctx, NO_EH_FDE):
+            self.ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + size:#x}) of this function is "
+                          "covered by no .eh_frame FDE", fde=i, pc=start)
 
     def exact(self, i: int, start: int, fde: FDE, overlaps: list[EhFde]) -> None:
         _check_fde(self.ctx, self.facts, i, start, fde, overlaps, self.budget)
@@ -631,11 +713,17 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
         cursor = max(cursor, e.end)
     if cursor < end:
         gaps.append((cursor, end))
-    if gaps and fde.size:
+    if gaps and fde.size and not _count_only(ctx, NO_EH_FDE):
         a, b = gaps[0]
         more = f" (and {len(gaps) - 1} more range(s))" if len(gaps) > 1 else ""
         ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "
                  f"FDE{more}", fde=i, pc=start)
+    limited = [e for e in overlaps if e.limit]
+    if limited:  # a work bound stopped its program: not compared, and said so
+        e = limited[0]
+        ctx.emit(OPAQUE, f"not compared with the .eh_frame FDE at .eh_frame+{e.offset:#x}: "
+                 f"{e.limit}", fde=i, pc=start)
+        overlaps = [e for e in overlaps if not e.limit]
     mism: dict[str, Mismatch] = {}
     opaque: list[str] = []
     _compare_fde(i, start, fde.size, fde, h, abi, overlaps, budget, mism, opaque)

@@ -1,7 +1,7 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
-:mod:`sfcheck.ehframe` parses the CIEs and FDEs and runs the call-frame
-instructions (:mod:`sfcheck.dwarf_expr` decodes the DWARF expressions gas and ld
+:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and runs the call-frame
+instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions gas and ld
 write, pyelftools any other); this module maps each row
 onto the three things SFrame records, in the terms of
 :class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
@@ -19,14 +19,11 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
+from ..format.abi import Abi
+from ..format.fre_rules import RegRule, intern
 from . import ehframe as E
-from .dwarf_expr import parse_expr
 from .ehframe import RawRule
-from .format.abi import Abi
-from .format.fre_rules import RegRule, intern
+from .expr import parse_expr
 
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
 
@@ -35,11 +32,27 @@ class CfiError(Exception):
     """`.eh_frame` could not be decoded."""
 
 
-@dataclass(frozen=True, slots=True)
+# Opaque and CfaExpr are immutable values compared and hashed by content, written by hand
+# rather than as frozen dataclasses: every `sfcheck FILE` imports this module.
 class Opaque:
     """A rule sfcheck cannot compare (an expression outside the linear subset)."""
 
-    why: str
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        object.__setattr__(self, "why", why)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Opaque is immutable ({name})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Opaque and other.why == self.why
+
+    def __hash__(self) -> int:
+        return hash((Opaque, self.why))
+
+    def __repr__(self) -> str:
+        return f"Opaque(why={self.why!r})"
 
     def __str__(self) -> str:
         return f"<{self.why}>"
@@ -57,11 +70,25 @@ UNDEFINED = _Undefined()  # an undefined RA: the outermost frame
 Rule = RegRule | Opaque | _Undefined | None
 
 
-@dataclass(frozen=True, slots=True)
 class CfaExpr:
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
-    ops: tuple  # dwarf_expr.Op or pyelftools' DWARFExprOp (same op_name / args)
+    __slots__ = ("ops",)
+
+    def __init__(self, ops: tuple) -> None:
+        object.__setattr__(self, "ops", ops)  # expr.Op or pyelftools' DWARFExprOp
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CfaExpr is immutable ({name})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CfaExpr and other.ops == self.ops
+
+    def __hash__(self) -> int:
+        return hash((CfaExpr, self.ops))
+
+    def __repr__(self) -> str:
+        return f"CfaExpr(ops={self.ops!r})"
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
@@ -87,11 +114,8 @@ class CfaExpr:
         return period if period & mask == 0 and 0 < period <= 1 << 16 else None
 
 
-class CfiRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
-    pc: int
-    cfa: RegRule | CfaExpr | Opaque
-    ra: Rule
-    fp: Rule
+# The interpreter's rows, carrying (RegRule | CfaExpr | Opaque, Rule, Rule) here.
+CfiRow = E.Row
 
 
 class EhFde:
@@ -102,10 +126,12 @@ class EhFde:
     cross-check needs only for the functions it cannot settle from `rel`.
     """
 
-    __slots__ = ("start", "end", "rel", "offset", "_rows")
+    __slots__ = ("start", "end", "rel", "offset", "limit", "_rows")
 
-    def __init__(self, start: int, end: int, rel: tuple[CfiRow, ...], offset: int) -> None:
+    def __init__(self, start: int, end: int, rel: tuple[CfiRow, ...], offset: int,
+                 limit: str | None = None) -> None:
         self.start, self.end, self.rel, self.offset = start, end, rel, offset
+        self.limit = limit  # why its program was not run (a work bound): no rows then
         self._rows: tuple[CfiRow, ...] | None = None
 
     @property
@@ -256,42 +282,32 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
     parser = _Exprs(little_endian, address_size)
     pc_reg = abi.pc
-    try:
-        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
-                              abi.fp)
-    except E.EhFrameError as exc:
-        raise CfiError(str(exc)) from None
-    # Rules repeat a lot: convert each distinct one once; FDEs that share their raw rows
-    # (same CIE and program) share the converted ones too.
+    # Rules repeat a lot: each distinct one is converted once (the reader converts each
+    # distinct triple once, and FDEs with the same program share their rows).
     cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
     ras: dict[RawRule, Rule] = {}
     fps: dict[RawRule, Rule] = {}
-    converted: dict[int, tuple[CfiRow, ...]] = {}  # id(raw rows) -> rows; `raw` keeps them
-    out: list[EhFde] = []
-    for f in raw:
-        rel = converted.get(id(f.rel))
-        if rel is None:
-            rows = []
-            for r in f.rel:
-                rc = r.cfa
-                cfa = cfas.get(rc)
-                if cfa is None:
-                    if isinstance(rc, bytes):
-                        cfa = cfas[rc] = _cfa_expr(parser, rc)
-                    else:
-                        cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
-                                          else intern(RegRule(rc[0], rc[1], False)))
-                try:
-                    ra = ras[r.ra]
-                except KeyError:
-                    ra = ras[r.ra] = intern(_reg_rule(r.ra, parser, True, pc_reg))
-                try:
-                    fp = fps[r.fp]
-                except KeyError:
-                    fp = fps[r.fp] = intern(_reg_rule(r.fp, parser, False, pc_reg))
-                rows.append(CfiRow(r.pc, cfa, ra, fp))
-            rel = converted[id(f.rel)] = tuple(rows)
-        out.append(EhFde(f.start, f.start + f.size, rel, f.offset))
+
+    def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
+        cfa = cfas.get(rc)
+        if cfa is None:
+            if isinstance(rc, bytes):
+                cfa = cfas[rc] = _cfa_expr(parser, rc)
+            else:
+                cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
+                                  else intern(RegRule(rc[0], rc[1], False)))
+        if ra not in ras:
+            ras[ra] = intern(_reg_rule(ra, parser, True, pc_reg))
+        if fp not in fps:
+            fps[fp] = intern(_reg_rule(fp, parser, False, pc_reg))
+        return cfa, ras[ra], fps[fp]
+
+    try:
+        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
+                              abi.fp, convert)
+    except E.EhFrameError as exc:
+        raise CfiError(str(exc)) from None
+    out = [EhFde(f.start, f.start + f.size, f.rel, f.offset, f.limit) for f in raw]
     out.sort(key=lambda f: (f.start, f.end))
     return out
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from .leb128 import LebError, leb128
+
 
 class Op(NamedTuple):
     """One operation, named and with arguments as pyelftools' DWARFExprOp has them."""
@@ -39,19 +41,6 @@ _FIXED: dict[int, tuple[str, str]] = {
 _CONSTU, _CONSTS, _PLUS_UCONST, _BREGX = 0x10, 0x11, 0x23, 0x92
 
 
-def _leb(b: bytes, pos: int, signed: bool) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = b[pos]  # IndexError when cut short: the caller falls back
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            if signed and byte & 0x40:
-                value -= 1 << shift
-            return value, pos
-
-
 def parse_expr(expr: bytes, little_endian: bool) -> tuple[Op, ...] | None:
     """The operations of `expr`, or None when it holds anything outside the table."""
     order = "<" if little_endian else ">"
@@ -64,7 +53,7 @@ def parse_expr(expr: bytes, little_endian: bool) -> tuple[Op, ...] | None:
             if 0x30 <= code <= 0x4F:
                 ops.append(Op(f"DW_OP_lit{code - 0x30}", []))
             elif 0x70 <= code <= 0x8F:
-                off, pos = _leb(expr, pos, True)
+                off, pos = leb128(expr, pos, n, True)
                 ops.append(Op(f"DW_OP_breg{code - 0x70}", [off]))
             elif code in _FIXED:
                 name, fmt = _FIXED[code]
@@ -77,16 +66,16 @@ def parse_expr(expr: bytes, little_endian: bool) -> tuple[Op, ...] | None:
                 else:
                     ops.append(Op(name, []))
             elif code in (_CONSTU, _CONSTS, _PLUS_UCONST):
-                value, pos = _leb(expr, pos, code == _CONSTS)
+                value, pos = leb128(expr, pos, n, code == _CONSTS)
                 name = {_CONSTU: "DW_OP_constu", _CONSTS: "DW_OP_consts",
                         _PLUS_UCONST: "DW_OP_plus_uconst"}[code]
                 ops.append(Op(name, [value]))
             elif code == _BREGX:
-                reg, pos = _leb(expr, pos, False)
-                off, pos = _leb(expr, pos, True)
+                reg, pos = leb128(expr, pos, n, False)
+                off, pos = leb128(expr, pos, n, True)
                 ops.append(Op("DW_OP_bregx", [reg, off]))
             else:
                 return None
-    except IndexError:
+    except LebError:  # cut short or too long: pyelftools decides
         return None
     return tuple(ops)

@@ -6,14 +6,19 @@ decodes the same data some 70 times slower (it builds a row of every register pe
 location); tests/test_ehframe.py checks this reader against it row by row.
 
 Every read is bounds-checked against the entry it belongs to; anything malformed
-raises :class:`EhFrameError` with the offset.
+raises :class:`EhFrameError` with the offset. Work is bounded too: a program runs at
+most MAX_FDE_OPS instructions into MAX_FDE_ROWS rows, and a file at most MAX_FILE_OPS
+instructions into MAX_FILE_ROWS rows; an FDE past a bound gets no rows and says why
+(`RawFde.limit`), so the cross-check reports it instead of comparing a partial table.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import NamedTuple
+
+from .leb128 import LebError, leb128
 
 # Register rule kinds, spelled as pyelftools' RegisterRule constants.
 UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET = "UNDEFINED", "SAME_VALUE", "OFFSET", "VAL_OFFSET"
@@ -23,45 +28,63 @@ RawRule = tuple[str, object] | None  # (kind, int or expression bytes); None: no
 RawCfa = tuple[int, int] | bytes  # (register, offset) or a DWARF expression
 
 
+# Work bounds (hostile input: one FDE of six million advance_loc rows, or many big ones).
+# Real compilers write a few rows per function; a huge function has thousands.
+MAX_FDE_OPS = 1 << 18
+MAX_FDE_ROWS = 1 << 16
+MAX_FILE_OPS = 1 << 24
+MAX_FILE_ROWS = 1 << 21
+
+
 class EhFrameError(Exception):
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(f"{message} (at .eh_frame+{offset:#x})")
         self.offset = offset
 
 
-class RawRow(NamedTuple):  # a tuple: rows are made by the hundred thousand
+class Row(NamedTuple):  # a tuple: rows are made by the hundred thousand
+    """One row of a call-frame table: the package's one row type. It holds the rules as
+    the interpreter tracks them (RawCfa, RawRule) or, when read_eh_frame is given a
+    converter, the rules the cross-check compares (sfcheck.dwarf.cfi), made as the
+    program runs: no conversion pass afterwards."""
+
     pc: int
-    cfa: RawCfa
-    ra: RawRule
-    fp: RawRule
+    cfa: object
+    ra: object
+    fp: object
 
 
-@dataclass(frozen=True, slots=True)
-class RawFde:
+# (raw CFA, raw RA rule, raw FP rule) -> the (CFA, RA, FP) a row should carry
+Convert = Callable[[RawCfa, RawRule, RawRule], tuple]
+
+
+class RawFde(NamedTuple):  # a tuple: one per FDE, made by the hundred thousand
     offset: int
     start: int
     size: int
     # Rows with pc relative to `start`. FDEs with the same CIE and instruction bytes
     # share one tuple (the program ran once): leaf functions and look-alike functions
     # are most of a large binary.
-    rel: tuple[RawRow, ...]
+    rel: tuple[Row, ...]
+    limit: str | None = None  # why the program was not run to the end (then no rows)
 
     @property
-    def rows(self) -> tuple[RawRow, ...]:
+    def rows(self) -> tuple[Row, ...]:
         """The rows at absolute addresses."""
         return tuple(r._replace(pc=self.start + r.pc) for r in self.rel)
 
 
-@dataclass(slots=True)
 class _Cie:
-    code_align: int
-    data_align: int
-    fde_enc: int
-    has_z: bool
-    program: bytes
-    program_offset: int
-    # (CFA, RA, FP, remember stack) after the initial instructions: run once per CIE
-    initial: tuple | None = None
+    __slots__ = ("code_align", "data_align", "fde_enc", "has_z", "program", "program_offset",
+                 "initial")
+
+    def __init__(self, code_align: int, data_align: int, fde_enc: int, has_z: bool,
+                 program: bytes, program_offset: int) -> None:
+        self.code_align, self.data_align = code_align, data_align
+        self.fde_enc, self.has_z = fde_enc, has_z
+        self.program, self.program_offset = program, program_offset
+        # (CFA, RA, FP, remember stack) after the initial instructions: run once per CIE
+        self.initial: tuple | None = None
 
 
 class _Cursor:
@@ -91,15 +114,12 @@ class _Cursor:
         return self._leb(True)
 
     def _leb(self, signed: bool) -> int:
-        value = shift = 0
-        while True:
-            b = self.u8()
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return value - (1 << shift) if signed and b & 0x40 else value
-            if shift > 70:
-                raise EhFrameError("LEB128 number too long", self.base + self.pos)
+        try:
+            value, self.pos = leb128(self.data, self.pos, self.end, signed)
+        except LebError as exc:
+            raise EhFrameError("entry ends inside a field" if exc.cut else
+                               "LEB128 number too long", self.base + exc.pos) from None
+        return value
 
     def cstring(self) -> bytes:
         end = self.data.find(b"\0", self.pos, self.end)
@@ -143,13 +163,22 @@ _FIXED = {0x02: ("H", 2), 0x03: ("I", 4), 0x04: ("Q", 8),
 
 
 def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
-                  ra_column: int, fp_column: int) -> list[RawFde]:
-    """Every FDE of the section with its rows (sorted by pc, one per location)."""
+                  ra_column: int, fp_column: int, convert: Convert | None = None,
+                  ) -> list[RawFde]:
+    """Every FDE of the section with its rows (sorted by pc, one per location); with
+    `convert`, each distinct rule triple is converted once and rows carry the result."""
     out: list[RawFde] = []
+    budget = _Budget(convert)
     cies: dict[int, _Cie] = {}
-    ran: dict[tuple[int, bytes], tuple[RawRow, ...]] = {}  # (CIE, program) -> rows
+    # (CIE content, program) -> rows: every object file brings its own copy of the same
+    # CIE, so programs are shared by what the CIE says, not where it is.
+    ran: dict[tuple, tuple[Row, ...]] = {}
     pos, n = 0, len(data)
     o = ">" if big_endian else "<"
+    # What nearly every FDE is: 32-bit length and CIE pointer, pcrel sdata4 start and
+    # size (DW_EH_PE_pcrel | sdata4, 0x1b), a one-byte augmentation length.
+    common = struct.Struct(o + "IiiB")
+    mask = (1 << (8 * address_size)) - 1
     while pos + 4 <= n:
         length = struct.unpack_from(o + "I", data, pos)[0]
         if length == 0:  # a terminator (ld writes one; some objects carry several)
@@ -164,11 +193,22 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
         body, end = pos + hdr, pos + hdr + length
         if end > n or length < id_size:
             raise EhFrameError(f"entry of {length:#x} bytes runs past the section", pos)
-        c = _Cursor(data, body, end, big_endian)
-        ident = c.fixed("Q" if id_size == 8 else "I", id_size)
-        if ident == 0:
-            cies[pos] = _cie(c, vma, address_size)
-        else:
+        cie = None
+        if hdr == 4 and body + 13 <= end:
+            ident, rel_start, rel_size, aug = common.unpack_from(data, body)
+            cie = cies.get(body - ident) if ident else None
+        if cie is not None and cie.fde_enc == 0x1B and cie.has_z and aug < 0x80 and (
+                body + 13 + aug <= end):
+            start = (vma + body + 4 + rel_start) & mask
+            size = rel_size & mask
+            prog_at = body + 13 + aug
+        else:  # anything else, field by field (with the errors located)
+            c = _Cursor(data, body, end, big_endian)
+            ident = c.fixed("Q" if id_size == 8 else "I", id_size)
+            if ident == 0:
+                cies[pos] = _cie(c, vma, address_size)
+                pos = end
+                continue
             cie_at = body - ident
             cie = cies.get(cie_at)
             if cie is None:
@@ -177,15 +217,20 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
             size = c.pointer(cie.fde_enc & 0x0F, vma, address_size)
             if cie.has_z:
                 c.block()
-            program = data[c.pos:end]
-            key = (cie_at, program)
-            rows = ran.get(key)
-            if rows is None:
-                rows, position_free = _run(cie, program, c.pos, start, vma, address_size,
-                                           big_endian, ra_column, fp_column)
-                if position_free:
-                    ran[key] = rows
-            out.append(RawFde(pos, start, size, rows))
+            prog_at = c.pos
+        program = data[prog_at:end]
+        key = (cie.code_align, cie.data_align, cie.program, program)
+        rows = ran.get(key)
+        limit = None
+        if rows is None:
+            try:
+                rows, position_free = _run(cie, program, prog_at, start, vma, address_size,
+                                           big_endian, ra_column, fp_column, budget)
+            except _Bound as exc:
+                rows, position_free, limit = (), False, str(exc)
+            if position_free:
+                ran[key] = rows
+        out.append(RawFde(pos, start, size, rows, limit))
         pos = end
     return out
 
@@ -234,31 +279,69 @@ def _cie(c: _Cursor, vma: int, address_size: int) -> _Cie:
     return _Cie(code_align, data_align, fde_enc, has_z, c.data[c.pos:c.end], c.pos)
 
 
+class _Bound(Exception):
+    """A work bound was reached: the message says which."""
+
+
+class _Budget:
+    """What the rest of the file may still spend (instructions run, rows made)."""
+
+    __slots__ = ("ops", "rows", "convert", "converted")
+
+    def __init__(self, convert: Convert | None) -> None:
+        self.ops, self.rows = MAX_FILE_OPS, MAX_FILE_ROWS
+        # The file's rule converter and its memo (raw triple -> converted triple).
+        self.convert, self.converted = convert, {}
+
+    def charge(self, ops: int, rows: int) -> None:
+        self.ops -= ops
+        self.rows -= rows
+        if self.ops < 0 or self.rows < 0:
+            self.ops = self.rows = -1  # stays spent: every later FDE says so
+            raise _Bound(f"per-file CFI work bound reached ({MAX_FILE_OPS} instructions, "
+                         f"{MAX_FILE_ROWS} rows)")
+
+
 def _run(cie: _Cie, program: bytes, program_at: int, start: int, vma: int,
-         address_size: int, big: bool, ra_col: int, fp_col: int,
-         ) -> tuple[tuple[RawRow, ...], bool]:
+         address_size: int, big: bool, ra_col: int, fp_col: int, budget: _Budget,
+         ) -> tuple[tuple[Row, ...], bool]:
     """Run the CIE's initial instructions, then the FDE's, into rows at pcs relative to
     `start`; and whether those rows depend on nothing but the program (no DW_CFA_set_loc,
-    whose operand is an address)."""
+    whose operand is an address). _Bound when a work bound stops it."""
+    if budget.ops < 0:
+        budget.charge(0, 0)
     if cie.initial is None:
-        first = _State(ra_col, fp_col)
-        _exec(cie, cie.program, cie.program_offset, first, None, vma, address_size, big)
+        first = _State(ra_col, fp_col, budget)
+        _charged(budget, first, cie, cie.program, cie.program_offset, None, vma, address_size,
+                 big)
         cie.initial = (first.cfa, first.ra, first.fp, tuple(first.stack))
-    state = _State(ra_col, fp_col)
+    state = _State(ra_col, fp_col, budget)
     state.cfa, state.ra, state.fp, stack = cie.initial
     state.stack = list(stack)
     state.initial = (state.ra, state.fp)
     state.loc = 0
-    _exec(cie, program, program_at, state, start, vma, address_size, big)
+    _charged(budget, state, cie, program, program_at, start, vma, address_size, big)
     state.emit()
     return tuple(state.rows), not state.set_loc
 
 
+def _charged(budget: _Budget, st: _State, cie: _Cie, program: bytes, at: int,
+             fde_start: int | None, vma: int, address_size: int, big: bool) -> None:
+    """_exec, charging the file's budget with what it spent, also when a bound stops it."""
+    try:
+        _exec(cie, program, at, st, fde_start, vma, address_size, big)
+    except _Bound:
+        budget.charge(max(st.ops, MAX_FDE_OPS), len(st.rows))
+        raise
+    budget.charge(st.ops, len(st.rows))
+
+
 class _State:
     __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
-                 "set_loc")
+                 "set_loc", "ops", "convert", "converted")
 
-    def __init__(self, ra_col: int, fp_col: int) -> None:
+    def __init__(self, ra_col: int, fp_col: int, budget: _Budget) -> None:
+        self.convert, self.converted = budget.convert, budget.converted
         self.ra_col, self.fp_col = ra_col, fp_col
         self.cfa: RawCfa = (-1, 0)
         self.ra: RawRule = None
@@ -266,8 +349,9 @@ class _State:
         self.initial: tuple[RawRule, RawRule] = (None, None)
         self.stack: list[tuple[RawCfa, RawRule, RawRule]] = []
         self.loc = 0
-        self.rows: list[RawRow] = []
+        self.rows: list[Row] = []
         self.set_loc = False
+        self.ops = 0  # instructions run (set by _exec)
 
     def set(self, reg: int, rule: RawRule) -> None:
         if reg == self.ra_col:
@@ -282,7 +366,14 @@ class _State:
             self.fp = self.initial[1]
 
     def emit(self) -> None:
-        row = RawRow(self.loc, self.cfa, self.ra, self.fp)
+        if self.convert is None:
+            row = Row(self.loc, self.cfa, self.ra, self.fp)
+        else:
+            key = (self.cfa, self.ra, self.fp)
+            got = self.converted.get(key)
+            if got is None:
+                got = self.converted[key] = self.convert(*key)
+            row = Row(self.loc, got[0], got[1], got[2])
         if self.rows and self.rows[-1].pc == self.loc:
             self.rows[-1] = row
         else:
@@ -291,6 +382,8 @@ class _State:
     def advance(self, to: int) -> None:
         self.emit()
         self.loc = to
+        if len(self.rows) > MAX_FDE_ROWS:
+            raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
 
 
 def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None, vma: int,
@@ -299,9 +392,16 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
     caf, daf = cie.code_align, cie.data_align
     in_fde = fde_start is not None
     n = len(program)
+    # Every instruction is at least one byte: past MAX_FDE_OPS bytes, count them.
+    counted = n > MAX_FDE_OPS
+    ops = 0
     while c.pos < n:
         p = c.pos
         op = program[p]
+        if counted:
+            ops += 1
+            if ops > MAX_FDE_OPS:
+                raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
         # Fast paths for what compilers write most: advance_loc, and def_cfa_offset /
         # offset with a one-byte operand.
         if op & 0xC0 == 0x40:
@@ -388,3 +488,4 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
             pass
         else:
             raise EhFrameError(f"unknown call-frame instruction {op:#x}", op_at)
+    st.ops = ops if counted else n  # an upper bound: what the file budget is charged
