@@ -9,12 +9,17 @@ be read. Two deliberate differences, both what a debugger does:
 * caller frames are looked up at PC-1 (a return address can sit just past the
   end of a function that ends in a noreturn call); the reported PC is the
   return address itself;
-* registers other than SP/FP/RA are only known in the innermost frame, so a
-  rule that needs one in an outer frame stops the walk ("register
-  unavailable") instead of guessing.
+* registers other than SP/FP/RA are only known in the innermost frame (and in
+  a frame a signal interrupted), so a rule that needs one in an outer frame
+  stops the walk ("register unavailable") instead of guessing;
+* a signal trampoline (a v3 signal FDE, or the rt_sigreturn code itself where
+  there is no FDE) is stepped through as gdb does: the interrupted frame's
+  registers come from the kernel's signal frame (sigframe.py), and that frame's
+  PC is exact (no PC-1 lookup).
 
 Termination: every successful step strictly raises SP (the innermost frame may
-keep it), SP is bounded by 2**64, and the frame cap bounds the rest.
+keep it; a signal frame's interrupted SP must be above it too), SP is bounded
+by 2**64, and the frame cap bounds the rest.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from ..format import constants as C
 from ..format.fre_rules import RegRule, fre_rules
 from ..format.model import Header
+from . import sigframe
 from .abi import ABIS, Abi
 from .memory import ADDR_MASK, Memory, read_word
 from .table import Miss, Row, SFrameTable, TableSet
@@ -86,6 +92,7 @@ class Frame:
     fre: int | None = None
     func_start: int | None = None
     ra_mangled: bool = False
+    signal: bool = False  # a signal trampoline: the next frame is the interrupted one
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +162,8 @@ class Unwinder:
         self.pac_mask = pac_mask
         if abi is None:
             abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
-        self.abi: Abi = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+        self.abi_id = abi if abi in ABIS else C.ABI_AMD64_LE
+        self.abi: Abi = ABIS[self.abi_id]
         # (table, FDE index, FRE index) -> the row's rules, or why the row is unusable.
         self._rules: dict[tuple[SFrameTable, int, int],
                           tuple[RegRule, RegRule | None, RegRule | None] | _StepFail] = {}
@@ -173,23 +181,50 @@ class Unwinder:
     def _frames(self, regs: Registers, walk: Walk) -> Iterator[Frame]:
         pc, sp, fp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK, regs.fp & ADDR_MASK
         find = self.tables.find
+        # `full`: every register is known (the innermost frame, or the frame a signal
+        # interrupted); such a frame's PC is exact, not a return address.
+        full: Registers | None = regs
         for index in range(self.max_frames):
-            topmost = index == 0
-            lookup_pc = pc if topmost or not self.caller_pc_adjust else (pc - 1) & ADDR_MASK
+            exact = full is not None or not self.caller_pc_adjust
+            lookup_pc = pc if exact else (pc - 1) & ADDR_MASK
             table = find(lookup_pc)
+            got = None if table is None else table.lookup(lookup_pc)
+            if (table is None or isinstance(got, Miss)) and self._sigtramp(
+                    pc, got, table is None):
+                regs_after = sigframe.interrupted(self.memory, self.abi_id, sp)
+                if regs_after is None:
+                    walk.stop = Stop(StopReason.UNREADABLE, f"signal frame at {pc:#x}: cannot "
+                                     f"read the saved registers above SP {sp:#x}", pc,
+                                     table.name if table else None)
+                    yield Frame(index, pc, sp, fp, signal=True)
+                    return
+                new_sp = regs_after.sp & ADDR_MASK
+                if new_sp <= sp:
+                    walk.stop = Stop(StopReason.CFA_NOT_UP, f"signal frame at {pc:#x}: the "
+                                     f"interrupted SP {new_sp:#x} is not above SP {sp:#x} "
+                                     "(an alternate signal stack?)", pc,
+                                     table.name if table else None)
+                    yield Frame(index, pc, sp, fp, signal=True)
+                    return
+                yield Frame(index, pc, sp, fp, cfa=new_sp,
+                            section=table.name if table else None, signal=True)
+                full = Registers(regs_after.pc, new_sp, regs_after.fp, regs_after.ra,
+                                 regs_after.others)
+                pc, sp, fp = full.pc & ADDR_MASK, new_sp, full.fp & ADDR_MASK
+                continue
             if table is None:
                 walk.stop = Stop(StopReason.NO_FDE, f"{pc:#x} is in no SFrame section's text",
                                  pc)
                 yield Frame(index, pc, sp, fp)
                 return
-            got = table.lookup(lookup_pc)
             if isinstance(got, Miss):
                 walk.stop = Stop(_MISS_REASON[got.kind], got.message, pc, table.name,
                                  got.offset)
                 yield Frame(index, pc, sp, fp, section=table.name, fde=got.fde_index)
                 return
+            assert got is not None
             try:
-                cfa, ra, new_fp = self._step(table, got, regs if topmost else None, sp, fp)
+                cfa, ra, new_fp = self._step(table, got, full, sp, fp)
             except _StepFail as exc:
                 walk.stop = Stop(exc.reason, exc.detail, pc, table.name, exc.offset)
                 yield Frame(index, pc, sp, fp, None, table.name, got.fde_index, got.fre_index,
@@ -197,8 +232,26 @@ class Unwinder:
                 return
             yield Frame(index, pc, sp, fp, cfa, table.name, got.fde_index, got.fre_index,
                         got.func_start, got.fre.mangled_ra)
-            pc, sp, fp = ra, cfa, new_fp
+            pc, sp, fp, full = ra, cfa, new_fp, None
         walk.stop = Stop(StopReason.FRAME_CAP, f"stopped after {self.max_frames} frames", pc)
+
+    def _sigtramp(self, pc: int, miss: Row | Miss | None, no_table: bool) -> bool:
+        """Whether the frame at `pc` is a signal trampoline we can step through: a v3
+        signal FDE says so (looked up at PC itself too: a handler returns to the
+        trampoline's first byte, and an FDE may start right there), or, in code without
+        a usable FDE, its instruction bytes do."""
+        if not sigframe.supported(self.abi_id):
+            return False
+        if isinstance(miss, Miss) and miss.kind == "signal":
+            return True
+        if not (no_table or (isinstance(miss, Miss) and miss.kind in ("no-fde", "no-fre"))):
+            return False
+        exact = self.tables.find(pc)
+        if exact is not None:
+            got = exact.lookup(pc)
+            if isinstance(got, Miss) and got.kind == "signal":
+                return True
+        return sigframe.is_trampoline(self.memory, self.abi_id, pc)
 
     def _row_rules(self, table: SFrameTable, h: Header, row: Row, where: str
                    ) -> tuple[RegRule, RegRule | None, RegRule | None] | _StepFail:
