@@ -107,3 +107,66 @@ def chain(n: int, func_size: int = 0x40, text: int = 0x400000, stack_top: int = 
 
 def with_fres(f: Func, *fres: FRE) -> Func:
     return replace(f, fres=list(fres))
+
+
+# -- synthetic x86-64 core files (ELF ET_CORE), written from the ELF and Linux core
+# layouts: PT_NOTE with CORE notes (NT_PRSTATUS: pr_pid at 32, pr_reg at 112 in the
+# order of struct user_regs_struct), NT_FILE, NT_AUXV; then one PT_LOAD per range.
+
+_PRSTATUS_SIZE = 336
+_USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
+              "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base",
+              "gs_base", "ds", "es", "fs", "gs"]
+
+
+def _note(ntype: int, desc: bytes, name: bytes = b"CORE\0") -> bytes:
+    pad = (-len(name)) % 4
+    return (len(name).to_bytes(4, "little") + len(desc).to_bytes(4, "little")
+            + ntype.to_bytes(4, "little") + name + bytes(pad) + desc + bytes((-len(desc)) % 4))
+
+
+def prstatus(pid: int, rip: int, rsp: int, rbp: int = 0) -> bytes:
+    desc = bytearray(_PRSTATUS_SIZE)
+    desc[32:36] = pid.to_bytes(4, "little")
+    regs = {"rip": rip, "rsp": rsp, "rbp": rbp}
+    for i, name in enumerate(_USER_REGS):
+        desc[112 + 8 * i:120 + 8 * i] = regs.get(name, 0).to_bytes(8, "little")
+    return _note(1, bytes(desc))
+
+
+def nt_file(maps: list[tuple[int, int, int, str]], page_size: int = 4096) -> bytes:
+    """(start, end, file offset (a multiple of page_size), path) per mapping."""
+    head = len(maps).to_bytes(8, "little") + page_size.to_bytes(8, "little")
+    table = b"".join(s.to_bytes(8, "little") + e.to_bytes(8, "little")
+                     + (off // page_size).to_bytes(8, "little") for s, e, off, _ in maps)
+    names = b"".join(p.encode() + b"\0" for *_, p in maps)
+    return _note(0x46494C45, head + table + names)
+
+
+def auxv(entries: dict[int, int]) -> bytes:
+    body = b"".join(k.to_bytes(8, "little") + v.to_bytes(8, "little")
+                    for k, v in [*entries.items(), (0, 0)])
+    return _note(6, body)
+
+
+def core_bytes(notes: bytes, loads: list[tuple[int, bytes]]) -> bytes:
+    """An x86-64 core: the notes in one PT_NOTE, `loads` as (vaddr, contents) PT_LOADs."""
+    phnum = 1 + len(loads)
+    off = 64 + 56 * phnum
+    phdrs = [(4, 0, off, 0, len(notes), len(notes))]
+    data_off = off + len(notes)
+    blobs = [notes]
+    for vaddr, blob in loads:
+        phdrs.append((1, 6, data_off, vaddr, len(blob), len(blob)))
+        blobs.append(blob)
+        data_off += len(blob)
+    ehdr = (b"\x7fELF\x02\x01\x01" + bytes(9) + (4).to_bytes(2, "little")
+            + (62).to_bytes(2, "little") + (1).to_bytes(4, "little") + bytes(8)
+            + (64).to_bytes(8, "little") + bytes(8) + bytes(4)
+            + (64).to_bytes(2, "little") + (56).to_bytes(2, "little")
+            + phnum.to_bytes(2, "little") + (64).to_bytes(2, "little") + bytes(4))
+    ph = b"".join(t.to_bytes(4, "little") + fl.to_bytes(4, "little") + o.to_bytes(8, "little")
+                  + v.to_bytes(8, "little") + v.to_bytes(8, "little") + fs.to_bytes(8, "little")
+                  + ms.to_bytes(8, "little") + (8).to_bytes(8, "little")
+                  for t, fl, o, v, fs, ms in phdrs)
+    return ehdr + ph + b"".join(blobs)
