@@ -39,14 +39,16 @@ class PathResolver:
         if "\0" in path:
             self.refused[path] = "NUL byte in the path"
             return None
+        # An existing non-regular file is returned: opening it (fileio) refuses it and says
+        # so, without blocking.
         if self.sysroot is None:
-            return path if os.path.isfile(path) else None
+            return path if os.path.exists(path) else None
         try:
             local = confine(self.sysroot, path)
         except Refused as exc:
             self.refused[path] = exc.reason
             return None
-        return local if local is not None and os.path.isfile(local) else None
+        return local if local is not None and os.path.exists(local) else None
 
 
 def confine(root: str, path: str) -> str | None:
