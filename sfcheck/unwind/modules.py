@@ -147,6 +147,10 @@ def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
             try:
                 e_entry = ELFFile(map_regular(exe))["e_entry"]
                 mod.bias = core.auxv[AT_ENTRY] - e_entry
+                if mod.info.load_segments:  # its extent, for naming PCs and symbols
+                    segs = mod.info.load_segments
+                    mod.start = min(s.vaddr for s in segs) + mod.bias
+                    mod.end = max(s.vaddr + s.memsz for s in segs) + mod.bias
                 _add_tables(mod)
             except _SYMBOL_ERRORS as exc:
                 mod.error = f"cannot read e_entry: {exc}"

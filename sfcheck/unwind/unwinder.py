@@ -9,6 +9,8 @@ be read. Two deliberate differences, both what a debugger does:
 * caller frames are looked up at PC-1 (a return address can sit just past the
   end of a function that ends in a noreturn call); the reported PC is the
   return address itself;
+* the caller's SP is the CFA, except on s390x, where the CFA is the SP at the
+  call + 160 (SFRAME_S390X_SP_VAL_OFFSET, the kernel's SFRAME_SP_OFFSET);
 * registers other than SP/FP/RA are only known in the innermost frame (and in
   a frame a signal interrupted), so a rule that needs one in an outer frame
   stops the walk ("register unavailable") instead of guessing;
@@ -32,7 +34,7 @@ from ..format import constants as C
 from ..format.fre_rules import RegRule, fre_rules
 from ..format.model import Header
 from . import sigframe
-from .abi import ABIS, Abi
+from .abi import ABIS, SP_VAL_OFFSET, Abi
 from .memory import ADDR_MASK, Memory, read_word
 from .table import Miss, Row, SFrameTable, TableSet
 
@@ -164,6 +166,7 @@ class Unwinder:
             abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
         self.abi_id = abi if abi in ABIS else C.ABI_AMD64_LE
         self.abi: Abi = ABIS[self.abi_id]
+        self.sp_val_off = SP_VAL_OFFSET.get(self.abi_id, 0)
         # (table, FDE index, FRE index) -> the row's rules, or why the row is unusable.
         self._rules: dict[tuple[SFrameTable, int, int],
                           tuple[RegRule, RegRule | None, RegRule | None] | _StepFail] = {}
@@ -232,7 +235,7 @@ class Unwinder:
                 return
             yield Frame(index, pc, sp, fp, cfa, table.name, got.fde_index, got.fre_index,
                         got.func_start, got.fre.mangled_ra)
-            pc, sp, fp, full = ra, cfa, new_fp, None
+            pc, sp, fp, full = ra, (cfa + self.sp_val_off) & ADDR_MASK, new_fp, None
         walk.stop = Stop(StopReason.FRAME_CAP, f"stopped after {self.max_frames} frames", pc)
 
     def _sigtramp(self, pc: int, miss: Row | Miss | None, no_table: bool) -> bool:
@@ -320,10 +323,13 @@ class Unwinder:
         cfa = (reg(cfa_rule.reg) + cfa_rule.offset) & ADDR_MASK
         if cfa_rule.deref:
             cfa = load(cfa, "the CFA")
-        # Progress: the CFA must be above SP (the innermost frame may keep SP).
-        if cfa < sp or (cfa == sp and top is None):
-            raise _StepFail(StopReason.CFA_NOT_UP,
-                            f"{where}: CFA {cfa:#x} is not above SP {sp:#x}")
+        # Progress: the caller's SP (the CFA, or CFA - 160 on s390x) must be above SP (the
+        # innermost frame may keep SP).
+        caller_sp = cfa + self.sp_val_off
+        if caller_sp < sp or (caller_sp == sp and top is None):
+            what = f"CFA {cfa:#x}" if not self.sp_val_off else \
+                f"the caller's SP (CFA {cfa:#x} {self.sp_val_off:+d})"
+            raise _StepFail(StopReason.CFA_NOT_UP, f"{where}: {what} is not above SP {sp:#x}")
         if cfa % ws:
             raise _StepFail(StopReason.MISALIGNED_CFA,
                             f"{where}: CFA {cfa:#x} is not {ws}-byte aligned")

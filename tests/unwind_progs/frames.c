@@ -6,8 +6,9 @@
    deepest), "plt" (stop in the PLT stub itself), "threads" (a second thread
    spins in `spin` while the main thread reaches deepest).
    Built with -DTRAP (the cross-ABI tests, run under qemu-user without a
-   debugger), deepest executes a trap instead: the guest dies and qemu writes
-   the core. */
+   debugger), deepest stores through a null pointer: the guest dies of SIGSEGV
+   and qemu writes the core (a fault, not a trap instruction: on s390x the PSW
+   of an illegal-instruction trap points past it, past the function's end). */
 #include <alloca.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 int shlib_bounce(int n, int (*cb)(int));
 
 volatile int sink;
+int *volatile bad_ptr;  /* NULL: a store through it faults in our own code */
 
 #define KEEP __attribute__((noipa))
 
@@ -23,7 +25,7 @@ KEEP void deepest(int n)  /* a leaf */
 {
     sink = n;
 #ifdef TRAP
-    __builtin_trap();
+    *bad_ptr = n;
 #endif
 }
 
@@ -71,11 +73,11 @@ static void handler(int sig)
     sink += recurse(2 + (sig & 1));
 }
 
-int *volatile bad_ptr;  /* NULL: the store in raise_it faults in our own code */
-
 KEEP int raise_it(int n)
 {
-    signal(SIGSEGV, handler);
+    /* Once: with -DTRAP the fault in deepest (under the handler) then kills. */
+    struct sigaction sa = {.sa_handler = handler, .sa_flags = SA_RESETHAND | SA_NODEFER};
+    sigaction(SIGSEGV, &sa, 0);
     *bad_ptr = n;
     return n + sink;
 }
