@@ -87,7 +87,7 @@ class Frame:
     index: int
     pc: int
     sp: int
-    fp: int
+    fp: int | None  # None: saved in a register whose value is not known here
     cfa: int | None = None
     section: str | None = None
     fde: int | None = None
@@ -182,7 +182,8 @@ class Unwinder:
     # -- the walk ----------------------------------------------------------
 
     def _frames(self, regs: Registers, walk: Walk) -> Iterator[Frame]:
-        pc, sp, fp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK, regs.fp & ADDR_MASK
+        pc, sp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK
+        fp: int | None = regs.fp & ADDR_MASK
         find = self.tables.find
         # `full`: every register is known (the innermost frame, or the frame a signal
         # interrupted); such a frame's PC is exact, not a return address.
@@ -278,7 +279,7 @@ class Unwinder:
             return _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}", fre.offset)
 
     def _step(self, table: SFrameTable, row: Row, top: Registers | None, sp: int,
-              fp: int) -> tuple[int, int, int]:
+              fp: int | None) -> tuple[int, int, int | None]:
         """(CFA, RA, FP) of the caller; `top` is set only for the innermost frame."""
         h = table.header
         assert h is not None
@@ -298,6 +299,10 @@ class Unwinder:
             if num == self.abi.sp:
                 return sp
             if num == self.abi.fp:
+                if fp is None:
+                    raise _StepFail(StopReason.REGISTER_UNAVAILABLE,
+                                    f"{where}: needs the FP, which the callee saved in a "
+                                    "register whose value is unknown")
                 return fp
             if top is not None:
                 if num == self.abi.ra and top.ra is not None:
@@ -315,7 +320,7 @@ class Unwinder:
             return value
 
         assert cfa_rule.reg is not None
-        if cfa_rule.reg == self.abi.fp and fp < sp:
+        if cfa_rule.reg == self.abi.fp and fp is not None and fp < sp:
             # As the kernel: an FP below SP means the saved-FP chain leads back down
             # the stack (a cycle or garbage), even if FP + offset happened to clear SP.
             raise _StepFail(StopReason.CFA_NOT_UP,
@@ -351,7 +356,14 @@ class Unwinder:
         ra = apply(ra_rule, ra_now, "RA")
         if fre.mangled_ra and self.pac_mask:
             ra &= ~self.pac_mask & ADDR_MASK
-        new_fp = apply(fp_rule, fp, "FP")
+        try:
+            new_fp: int | None = apply(fp_rule, fp, "FP") if fp_rule is not None else fp
+        except _StepFail as exc:
+            if exc.reason is not StopReason.REGISTER_UNAVAILABLE:
+                raise
+            # As gdb: the caller's FP is unknown (e.g. s390x saves it in a floating-point
+            # register the core does not hold); the walk stops only if it is needed.
+            new_fp = None
         return cfa, ra, new_fp
 
 
