@@ -4,12 +4,13 @@ tests/unwind_progs is cross-compiled statically with -DTRAP (deepest faults) by 
 Debian cross compilers, with each SFrame version their binutils can produce:
 
 * aarch64 v1: gcc-aarch64-linux-gnu with bookworm's binutils 2.40;
+* aarch64 v2: the same compiler with trixie's binutils 2.44 (.toolchains/bin-trixie-aarch64);
 * aarch64 v3, s390x v3: the same compilers with binutils 2.47 from sid
-  (.toolchains/bin-sid-aarch64, .toolchains/bin-sid-s390x, fetched by
-  corpus/get-toolchains.sh).
+  (.toolchains/bin-sid-aarch64, .toolchains/bin-sid-s390x).
 
-(No Debian release ships aarch64 cross binutils 2.41-2.46 here, nor s390x binutils
-2.45/2.46, the only versions that write s390x SFrame v2: those pairs are not built.)
+The binutils are fetched by corpus/get-toolchains.sh. No Debian suite ships s390x
+binutils 2.45/2.46, the only versions that write s390x SFrame v2 (2.44 has no s390x
+SFrame, 2.47 writes v3): s390x v2 is not built.
 
 qemu-user runs each program until it dies of SIGSEGV and writes the guest's core
 (qemu_*.core: NT_PRSTATUS per thread, NT_AUXV, no NT_FILE, hence `--exe`);
@@ -49,6 +50,8 @@ GDB = shutil.which("gdb-multiarch")
 # (arch, SFrame version) -> (compiler, -B directory or None, qemu)
 PAIRS: dict[tuple[str, int], tuple[str, Path | None, str]] = {
     ("aarch64", 1): ("aarch64-linux-gnu-gcc", None, "qemu-aarch64"),
+    ("aarch64", 2): ("aarch64-linux-gnu-gcc", TOOLCHAINS / "bin-trixie-aarch64",
+                     "qemu-aarch64"),
     ("aarch64", 3): ("aarch64-linux-gnu-gcc", TOOLCHAINS / "bin-sid-aarch64", "qemu-aarch64"),
     ("s390x", 3): ("s390x-linux-gnu-gcc", TOOLCHAINS / "bin-sid-s390x", "qemu-s390x"),
 }

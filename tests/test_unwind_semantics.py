@@ -263,3 +263,33 @@ def test_truncated_section_stops_cleanly() -> None:
         frames, stop = Unwinder([tab], SparseMemory()).unwind(Registers(0x1001, 0x8000, 0))
         assert stop.reason is StopReason.MALFORMED, cut
         assert len(frames) == 1
+
+
+def test_s390x_fp_in_an_unknown_register_is_unknown_until_needed() -> None:
+    """s390x -O0 leaf code saves the caller's FP in a floating-point register (DWARF 17):
+    with that register unknown, the caller's FP is unknown (None), and the walk goes on
+    until a rule needs the FP, as gdb does."""
+    enc = C.s390x_cfa_encode
+    leaf = Func(0x1000, 0x40, [make_fre(0, (ctl(15, False), enc(160), 0, ctl(17, False), 0))],
+                flex=True)
+    saves = Func(0x1040, 0x40, [make_fre(0, (ctl(15, False), enc(320), ctl(None, True), -48,
+                                             ctl(None, True), -72))], flex=True)
+    on_fp = Func(0x1040, 0x40, [make_fre(0, (ctl(11, False), enc(320), ctl(None, True), -48))],
+                 flex=True)
+    outer = Func(0x1080, 0x40, [make_fre(0, ())])
+    sp = 0x10000
+    cfa1 = sp + 320  # the leaf allocated nothing: its caller's SP is CFA - 160 = sp
+    mem = mem_words({cfa1 - 48: 0x1084, cfa1 - 72: 0x7777}, BE)
+    regs = Registers(0x1000, sp, 0x1111, ra=0x1044)
+    frames, stop = Unwinder([table(3, C.ABI_S390X_BE, [leaf, saves, outer])], mem).unwind(regs)
+    assert [(f.pc, f.sp, f.fp) for f in frames] == [
+        (0x1000, sp, 0x1111), (0x1044, sp, None), (0x1084, cfa1 - 160, 0x7777)]
+    assert stop.reason is StopReason.OUTERMOST
+    # With the FP register's value known (a core with NT_PRFPREG), it is used.
+    frames, _ = Unwinder([table(3, C.ABI_S390X_BE, [leaf, saves, outer])], mem).unwind(
+        Registers(0x1000, sp, 0x1111, ra=0x1044, others={17: 0x2222}))
+    assert frames[1].fp == 0x2222
+    # A CFA based on the unknown FP stops the walk there.
+    frames, stop = Unwinder([table(3, C.ABI_S390X_BE, [leaf, on_fp, outer])], mem).unwind(regs)
+    assert len(frames) == 2 and stop.reason is StopReason.REGISTER_UNAVAILABLE
+    assert "FP" in stop.detail
