@@ -24,7 +24,7 @@ from sfcheck.unwind import Unwinder, cli
 from sfcheck.unwind.core import CoreFile
 from sfcheck.unwind.table import SFrameTable
 
-from unwind_build import auxv, core_bytes, nt_file, prstatus
+from unwind_build import auxv, core_bytes, note, nt_file, prstatus, prstatus_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 EXE = ROOT / "corpus" / "v2" / "exe_static"
@@ -243,3 +243,22 @@ def test_mutated_core_parses_or_errors(data: st.DataObject) -> None:
     for t in core.threads:
         frames, stop = Unwinder([], core).unwind(t.registers)
         assert len(frames) == 1
+
+
+def test_aarch64_core_registers_and_pac_mask() -> None:
+    """An aarch64 core: pc, sp, x29 (FP) and x30 (LR) come from pr_reg; the insn_mask of
+    NT_ARM_PAC_MASK (a "LINUX" note) is what signed return addresses are stripped of."""
+    from sfcheck.format import constants as C
+    from sfcheck.unwind.cli import _pac_mask
+
+    regs = [0x1000 + i for i in range(31)] + [0x7F00, 0x401234, 0]
+    pac = note(0x406, (0xFF7F << 48).to_bytes(8, "little") + (0xFF7F << 48).to_bytes(8, "little"),
+               b"LINUX\0")
+    core = CoreFile.parse(core_bytes(prstatus_raw(9, regs) + pac, [], machine=183))
+    assert core.abi == C.ABI_AARCH64_LE
+    r = core.threads[0].registers
+    assert (r.pc, r.sp, r.fp, r.ra) == (0x401234, 0x7F00, 0x1000 + 29, 0x1000 + 30)
+    assert r.others[19] == 0x1000 + 19
+    assert core.pac_mask == 0xFF7F << 48 and _pac_mask(core) == 0xFF7F << 48
+    bare = CoreFile.parse(core_bytes(prstatus_raw(9, regs), [], machine=183))
+    assert bare.pac_mask is None and _pac_mask(bare) == ((1 << 16) - 1) << 48

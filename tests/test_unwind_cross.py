@@ -71,11 +71,11 @@ for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
         f = f.older()
 """
 UNAVAILABLE = "not enough registers or memory available to unwind further"
-_builds: dict[tuple[str, int, str], Path] = {}
+_builds: dict[tuple[str, ...] | tuple[str, int, str], Path] = {}
 
 
-def _build(arch: str, version: int, opt: str, base: Path) -> Path:
-    key = (arch, version, opt)
+def _build(arch: str, version: int, opt: str, base: Path, *extra: str) -> Path:
+    key = (arch, version, opt, *extra)
     if key in _builds:
         return _builds[key]
     cc, bdir, qemu = PAIRS[(arch, version)]
@@ -90,9 +90,9 @@ def _build(arch: str, version: int, opt: str, base: Path) -> Path:
             pytest.skip(f"SFrame v{version} for {arch} needs binutils in {bdir} (not present; "
                         "corpus/get-toolchains.sh fetches them)")
         flags = [f"-B{bdir}/"]
-    out = base / f"{arch}-v{version}{opt}"
+    out = base / f"{arch}-v{version}{opt}{''.join(extra)}"
     out.mkdir()
-    cmd = [cc, *flags, opt, "-static", "-DTRAP", "-Wa,--gsframe",
+    cmd = [cc, *flags, opt, *extra, "-static", "-DTRAP", "-Wa,--gsframe",
            "-fasynchronous-unwind-tables", "-pthread", "-o", str(out / "frames"),
            str(PROGS / "frames.c"), str(PROGS / "shlib.c")]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -196,3 +196,31 @@ def test_cross_walk_matches_gdb(arch: str, version: int, opt: str, scenario: str
         assert ours[lwp]["stop"]["reason"] == "no FDE for PC"
         assert [f["symbol"] for f in walked[:cut]] == names[:cut]
     assert status == (1 if unavailable else 0)
+
+
+PLAIN_FRAMES = ["deepest", "recurse", "recurse", "recurse", "recurse", "callback",
+                "shlib_bounce", "with_alloca", "big_stack", "with_fp", "main"]
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_aarch64_pac_signed_return_addresses(version: int,
+                                             tmp_path_factory: pytest.TempPathFactory,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """-mbranch-protection=pac-ret: qemu's `max` CPU signs the saved return addresses, and
+    the FREs say so (mangled RA). qemu's cores have no NT_ARM_PAC_MASK, so gdb cannot strip
+    the signature and stops at the first signed RA; we clear the bits above a 48-bit
+    address, note the mangled RAs, and reach libc like the unsigned build."""
+    build = _build("aarch64", version, "-O2", tmp_path_factory.getbasetemp(),
+                   "-mbranch-protection=pac-ret")
+    core = _core(build, "aarch64", "plain")
+    gdb_frames, _ = _gdb(build, core)
+    status, out = _ours(core, build / "frames", capsys)
+    (thread,) = out["threads"]
+    walked = thread["frames"]
+    (gdb_main,) = gdb_frames.values()
+    n = min(len(gdb_main), 2)  # gdb's frames, before it meets the first signed RA
+    assert n >= 1 and [f["pc"] for f in walked[:n]] == [pc for _, pc, _ in gdb_main[:n]]
+    assert [f["symbol"] for f in walked[:-1]] == PLAIN_FRAMES
+    assert all(f["pc"] < 1 << 48 for f in walked)
+    assert any(f["ra_mangled"] for f in walked)
+    assert thread["stop"]["reason"] == "no FDE for PC" and status == 0

@@ -119,19 +119,25 @@ _USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8"
               "gs_base", "ds", "es", "fs", "gs"]
 
 
-def _note(ntype: int, desc: bytes, name: bytes = b"CORE\0") -> bytes:
+def note(ntype: int, desc: bytes, name: bytes = b"CORE\0") -> bytes:
     pad = (-len(name)) % 4
     return (len(name).to_bytes(4, "little") + len(desc).to_bytes(4, "little")
             + ntype.to_bytes(4, "little") + name + bytes(pad) + desc + bytes((-len(desc)) % 4))
 
 
 def prstatus(pid: int, rip: int, rsp: int, rbp: int = 0) -> bytes:
-    desc = bytearray(_PRSTATUS_SIZE)
-    desc[32:36] = pid.to_bytes(4, "little")
     regs = {"rip": rip, "rsp": rsp, "rbp": rbp}
-    for i, name in enumerate(_USER_REGS):
-        desc[112 + 8 * i:120 + 8 * i] = regs.get(name, 0).to_bytes(8, "little")
-    return _note(1, bytes(desc))
+    return prstatus_raw(pid, [regs.get(name, 0) for name in _USER_REGS])
+
+
+def prstatus_raw(pid: int, pr_reg: list[int]) -> bytes:
+    """Any machine's NT_PRSTATUS: pr_reg in its user_regs_struct order (aarch64: x0..x30,
+    sp, pc, pstate)."""
+    desc = bytearray(112 + 8 * len(pr_reg) + 8)
+    desc[32:36] = pid.to_bytes(4, "little")
+    for i, value in enumerate(pr_reg):
+        desc[112 + 8 * i:120 + 8 * i] = value.to_bytes(8, "little")
+    return note(1, bytes(desc))
 
 
 def nt_file(maps: list[tuple[int, int, int, str]], page_size: int = 4096) -> bytes:
@@ -140,17 +146,18 @@ def nt_file(maps: list[tuple[int, int, int, str]], page_size: int = 4096) -> byt
     table = b"".join(s.to_bytes(8, "little") + e.to_bytes(8, "little")
                      + (off // page_size).to_bytes(8, "little") for s, e, off, _ in maps)
     names = b"".join(p.encode() + b"\0" for *_, p in maps)
-    return _note(0x46494C45, head + table + names)
+    return note(0x46494C45, head + table + names)
 
 
 def auxv(entries: dict[int, int]) -> bytes:
     body = b"".join(k.to_bytes(8, "little") + v.to_bytes(8, "little")
                     for k, v in [*entries.items(), (0, 0)])
-    return _note(6, body)
+    return note(6, body)
 
 
-def core_bytes(notes: bytes, loads: list[tuple[int, bytes]]) -> bytes:
-    """An x86-64 core: the notes in one PT_NOTE, `loads` as (vaddr, contents) PT_LOADs."""
+def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62) -> bytes:
+    """A little-endian core (default x86-64; 183 aarch64): the notes in one PT_NOTE,
+    `loads` as (vaddr, contents) PT_LOADs."""
     phnum = 1 + len(loads)
     off = 64 + 56 * phnum
     phdrs = [(4, 0, off, 0, len(notes), len(notes))]
@@ -161,7 +168,7 @@ def core_bytes(notes: bytes, loads: list[tuple[int, bytes]]) -> bytes:
         blobs.append(blob)
         data_off += len(blob)
     ehdr = (b"\x7fELF\x02\x01\x01" + bytes(9) + (4).to_bytes(2, "little")
-            + (62).to_bytes(2, "little") + (1).to_bytes(4, "little") + bytes(8)
+            + machine.to_bytes(2, "little") + (1).to_bytes(4, "little") + bytes(8)
             + (64).to_bytes(8, "little") + bytes(8) + bytes(4)
             + (64).to_bytes(2, "little") + (56).to_bytes(2, "little")
             + phnum.to_bytes(2, "little") + (64).to_bytes(2, "little") + bytes(4))

@@ -166,7 +166,8 @@ def cmd_unwind(args: argparse.Namespace) -> int:
             if m.error and m.path.startswith("/"):
                 print(f"{prog}: warning: {m.path}: {m.error}", file=sys.stderr)
     threads = core.threads if args.thread is None else [core.threads[args.thread - 1]]
-    unwinder = Unwinder(tables, core, max_frames=args.max_frames, abi=core.abi)
+    unwinder = Unwinder(tables, core, max_frames=args.max_frames, abi=core.abi,
+                        pac_mask=_pac_mask(core))
     budget = args.max_total_frames
     walked: list[_Walked] = []
     for thread in threads:
@@ -192,6 +193,20 @@ def cmd_unwind(args: argparse.Namespace) -> int:
         _text_summary(summary)
     worst = any(w.stop is not None and w.stop.reason.is_error for w in walked)
     return EXIT_WALK_ERROR if worst else EXIT_OK
+
+
+# aarch64 Linux user space has 48-bit virtual addresses unless a program asks for more (52-bit
+# mappings are opt-in): a signed return address has its PAC in the bits above.
+_AARCH64_PAC_BITS = ((1 << 64) - 1) ^ ((1 << 48) - 1)
+
+
+def _pac_mask(core: CoreFile) -> int:
+    """What to clear from return addresses an FRE marks as signed (aarch64 PAC): the core's
+    NT_ARM_PAC_MASK when it has one (kernel cores on PAC hardware), else the bits above a
+    48-bit address (qemu-user cores have no such note)."""
+    if core.abi not in (C.ABI_AARCH64_LE, C.ABI_AARCH64_BE):
+        return 0
+    return core.pac_mask if core.pac_mask else _AARCH64_PAC_BITS
 
 
 def _text_thread(w: _Walked, modules: Sequence[Module], gap: bool) -> None:

@@ -29,6 +29,7 @@ from .unwinder import Registers
 
 PT_LOAD, PT_NOTE = 1, 4
 NT_PRSTATUS, NT_AUXV, NT_FILE = 1, 6, 0x46494C45
+NT_ARM_PAC_MASK = 0x406  # "LINUX" note: data_mask, insn_mask (pointer authentication)
 AT_PHDR, AT_ENTRY = 3, 9
 _PR_PID_OFF, _PR_REG_OFF = 32, 112  # in the 64-bit struct elf_prstatus
 
@@ -113,6 +114,7 @@ class CoreFile:
     _file_cache: dict[str, bytes | mmap.mmap | None] = field(default_factory=dict)
     # mapped path -> why it was not read (refused by the resolver, not a regular file, ...)
     unreadable: dict[str, str] = field(default_factory=dict)
+    pac_mask: int | None = None  # aarch64: the PAC bits of code addresses (NT_ARM_PAC_MASK)
 
     def __post_init__(self) -> None:
         self.loads.sort(key=lambda s: s.vaddr)
@@ -206,14 +208,20 @@ class CoreFile:
                     notes.append(memoryview(data)[off:off + size])  # no copy
         except ElfError:
             raise
-        except (ELFError, ELFParseError, struct.error, ValueError, KeyError) as exc:
+        except (ELFError, ELFParseError, struct.error, ValueError, KeyError, OverflowError,
+                IndexError, TypeError, AttributeError) as exc:
+            # pyelftools raises these on hostile header fields (e.g. a 2**63 e_phoff)
             raise ElfError(f"cannot parse core: {exc}", label) from None
         order = ">" if big else "<"
         threads: list[Thread] = []
         mappings: list[FileMapping] = []
         auxv: dict[int, int] = {}
+        pac_mask = None
         for blob in notes:
             for name, ntype, desc in _iter_notes(blob, order):
+                if name == b"LINUX" and ntype == NT_ARM_PAC_MASK and len(desc) >= 16 \
+                        and machine == EM_AARCH64 and pac_mask is None:
+                    pac_mask = struct.unpack_from(order + "Q", desc, 8)[0]  # insn_mask
                 if name != b"CORE":
                     continue
                 if ntype == NT_PRSTATUS:
@@ -226,8 +234,10 @@ class CoreFile:
                     for i in range(0, len(desc) - 15, 16):
                         key, val = struct.unpack_from(order + "QQ", desc, i)
                         auxv.setdefault(key, val)
-        return cls(label, data, machine, big, loads, threads, mappings, auxv,
+        core = cls(label, data, machine, big, loads, threads, mappings, auxv,
                    path_resolver or (lambda p: p))
+        core.pac_mask = pac_mask
+        return core
 
 
 def _iter_notes(blob: memoryview, order: str):
