@@ -42,6 +42,8 @@ import pytest
 from sfcheck.elf import load_elf
 from sfcheck.unwind import cli
 
+from unwind_build import GDB_FRAMES_PY, SIGTRAMP
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGS = Path(__file__).resolve().parent / "unwind_progs"
 TOOLCHAINS = ROOT / ".toolchains"
@@ -57,19 +59,6 @@ PAIRS: dict[tuple[str, int], tuple[str, Path | None, str]] = {
 }
 OURS = {"deepest", "recurse", "callback", "with_alloca", "big_stack", "with_fp", "handler",
         "raise_it", "main", "shlib_bounce", "spin", "worker"}
-SIGTRAMP = "<signal handler called>"
-GDB_FRAMES_PY = """\
-for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
-    t.switch()
-    f = gdb.newest_frame()
-    while f is not None:
-        name = "<signal handler called>" if f.type() == gdb.SIGTRAMP_FRAME else f.name()
-        print("GDBFRAME %d %d %#x %s" % (t.ptid[1], f.level(), f.pc(), name))
-        if f.older() is None:
-            print("GDBSTOP %d %s" % (t.ptid[1], gdb.frame_stop_reason_string(
-                f.unwind_stop_reason())))
-        f = f.older()
-"""
 UNAVAILABLE = "not enough registers or memory available to unwind further"
 _builds: dict[tuple[str, ...] | tuple[str, int, str], Path] = {}
 

@@ -27,6 +27,8 @@ import pytest
 from sfcheck.elf import load_elf
 from sfcheck.unwind import cli
 
+from unwind_build import GDB_FRAMES_PY, SIGTRAMP
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGS = Path(__file__).resolve().parent / "unwind_progs"
 TOOLCHAINS = ROOT / ".toolchains"
@@ -37,7 +39,6 @@ VERSIONS: dict[int, Path | None] = {1: None, 2: TOOLCHAINS / "bin-trixie",
 # Functions of ours that have SFrame data; gdb names PLT stubs "sym@plt".
 OURS = {"deepest", "recurse", "callback", "with_alloca", "big_stack", "with_fp", "handler",
         "raise_it", "main", "shlib_bounce", "shlib_bounce@plt", "spin", "worker"}
-SIGTRAMP = "<signal handler called>"
 # (scenario, gdb breakpoint, the fewest frames gdb must show in our code, thread 1)
 SCENARIOS = {
     "plain": ("deepest", 11),
@@ -45,16 +46,6 @@ SCENARIOS = {
     "plt": ("*'shlib_bounce@plt'", 5),
     "threads": ("deepest", 11),
 }
-# Every thread's frames, as `thread apply all bt` walks them.
-GDB_FRAMES_PY = """\
-for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
-    t.switch()
-    f = gdb.newest_frame()
-    while f is not None:
-        name = "<signal handler called>" if f.type() == gdb.SIGTRAMP_FRAME else f.name()
-        print("GDBFRAME %d %d %#x %s" % (t.ptid[1], f.level(), f.pc(), name))
-        f = f.older()
-"""
 
 GCC, GDB = shutil.which("gcc"), shutil.which("gdb")
 _builds: dict[tuple[int, str, bool], Path] = {}

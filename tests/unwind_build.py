@@ -177,3 +177,20 @@ def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62) 
                   + ms.to_bytes(8, "little") + (8).to_bytes(8, "little")
                   for t, fl, o, v, fs, ms in phdrs)
     return ehdr + ph + b"".join(blobs)
+
+
+# -- gdb's view of a core: every thread's frames, as `thread apply all bt` walks them
+# (GDBFRAME lwp level pc name), and why the walk of each thread ended (GDBSTOP lwp reason).
+SIGTRAMP = "<signal handler called>"
+GDB_FRAMES_PY = """\
+for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
+    t.switch()
+    f = gdb.newest_frame()
+    while f is not None:
+        name = "<signal handler called>" if f.type() == gdb.SIGTRAMP_FRAME else f.name()
+        print("GDBFRAME %d %d %#x %s" % (t.ptid[1], f.level(), f.pc(), name))
+        if f.older() is None:
+            print("GDBSTOP %d %s" % (t.ptid[1], gdb.frame_stop_reason_string(
+                f.unwind_stop_reason())))
+        f = f.older()
+"""
