@@ -117,3 +117,30 @@ def test_aarch64_trampoline_in_the_vdso() -> None:
         (HANDLER + 8, False), (TRAMP, True), (INTERRUPTED + 8, False), (0xD000, False)]
     assert frames[2].sp == isp and frames[2].fp == 0x7F00 and frames[3].fp == 0x7FF0
     assert stop.reason is StopReason.NO_FDE
+
+
+@pytest.mark.parametrize(("svc", "sigregs"), [(b"\x0a\x77", 160 + 16),
+                                               (b"\x0a\xad", 160 + 8 + 128 + 40)])
+def test_s390x_sigframe_and_rt_sigframe(svc: bytes, sigregs: int) -> None:
+    """s390x: the handler returns (r14) to `svc 119` (sigframe) or `svc 173` (rt_sigframe);
+    SP there (the handler's CFA - 160) is the frame, whose _sigregs hold psw and r0..r15,
+    then access registers and the FPRs (f2 is DWARF 17)."""
+    be = "big"
+    handler = Func(HANDLER, 0x40, [make_fre(0, (C.s390x_cfa_encode(160),))])  # leaf
+    interrupted = Func(INTERRUPTED, 0x40, [make_fre(0, (C.s390x_cfa_encode(160),))])
+    tab = table(2, C.ABI_S390X_BE, [handler, interrupted], fixed_ra=0)
+    frame = 0x7000
+    mem = SparseMemory({TRAMP: svc})
+    gprs = [0x100 + i for i in range(16)]
+    gprs[15] = 0x7800
+    fprs = [0x200 + i for i in range(16)]
+    mem.add(frame + sigregs, b"".join(v.to_bytes(8, be) for v in
+                                      [0x0705, INTERRUPTED + 6, *gprs]) + bytes(64 + 8)
+            + b"".join(v.to_bytes(8, be) for v in fprs))
+    frames, stop = Unwinder([tab], mem, abi=C.ABI_S390X_BE).unwind(
+        Registers(HANDLER + 4, frame, 0, ra=TRAMP))
+    assert [(f.pc, f.sp, f.signal) for f in frames] == [
+        (HANDLER + 4, frame, False), (TRAMP, frame, True), (INTERRUPTED + 6, 0x7800, False),
+        (gprs[14], 0x7800, False)]
+    assert frames[2].fp == gprs[11]
+    assert stop.reason is StopReason.NO_FDE

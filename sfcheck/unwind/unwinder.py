@@ -14,10 +14,10 @@ be read. Two deliberate differences, both what a debugger does:
 * registers other than SP/FP/RA are only known in the innermost frame (and in
   a frame a signal interrupted), so a rule that needs one in an outer frame
   stops the walk ("register unavailable") instead of guessing;
-* a signal trampoline (a v3 signal FDE, or the rt_sigreturn code itself where
-  there is no FDE) is stepped through as gdb does: the interrupted frame's
-  registers come from the kernel's signal frame (sigframe.py), and that frame's
-  PC is exact (no PC-1 lookup).
+* a signal trampoline (a v3 signal FDE, or the sigreturn code itself where
+  there is no FDE; x86-64, aarch64 LE, s390x) is stepped through as gdb does:
+  the interrupted frame's registers come from the kernel's signal frame
+  (sigframe.py), and that frame's PC is exact (no PC-1 lookup).
 
 Termination: every successful step strictly raises SP (the innermost frame may
 keep it; a signal frame's interrupted SP must be above it too), SP is bounded
@@ -195,7 +195,7 @@ class Unwinder:
             got = None if table is None else table.lookup(lookup_pc)
             if (table is None or isinstance(got, Miss)) and self._sigtramp(
                     pc, got, table is None):
-                regs_after = sigframe.interrupted(self.memory, self.abi_id, sp)
+                regs_after = sigframe.interrupted(self.memory, self.abi_id, sp, pc)
                 if regs_after is None:
                     walk.stop = Stop(StopReason.UNREADABLE, f"signal frame at {pc:#x}: cannot "
                                      f"read the saved registers above SP {sp:#x}", pc,
