@@ -262,3 +262,23 @@ def test_aarch64_core_registers_and_pac_mask() -> None:
     assert core.pac_mask == 0xFF7F << 48 and _pac_mask(core) == 0xFF7F << 48
     bare = CoreFile.parse(core_bytes(prstatus_raw(9, regs), [], machine=183))
     assert bare.pac_mask is None and _pac_mask(bare) == ((1 << 16) - 1) << 48
+
+
+def test_s390x_core_general_and_floating_point_registers() -> None:
+    """A big-endian s390x core: psw addr, r15 (SP), r11 (FP), r14 (RA) from NT_PRSTATUS; the
+    FPRs from the NT_PRFPREG note that follows it (f2 is DWARF 17), for -O0 code that keeps
+    the caller's FP there."""
+    from sfcheck.format import constants as C
+
+    gprs = [0x100 + i for i in range(16)]
+    fprs = [0x200 + i for i in range(16)]
+    fp_desc = bytes(8) + b"".join(v.to_bytes(8, "big") for v in fprs)
+    notes = (prstatus_raw(5, [0x0705, 0x1000A0, *gprs], order="big")
+             + note(2, fp_desc, order="big")
+             + prstatus_raw(6, [0x0705, 0x1000B0, *gprs], order="big"))
+    core = CoreFile.parse(core_bytes(notes, [], machine=22, order="big"))
+    assert core.abi == C.ABI_S390X_BE and [t.pid for t in core.threads] == [5, 6]
+    r = core.threads[0].registers
+    assert (r.pc, r.sp, r.fp, r.ra) == (0x1000A0, gprs[15], gprs[11], gprs[14])
+    assert r.others[17] == fprs[2] and r.others[16] == fprs[0] and r.others[20] == fprs[1]
+    assert 17 not in core.threads[1].registers.others  # its own note is missing

@@ -52,7 +52,7 @@ def section_bytes(version: int, abi: int, funcs: list[Func], *, sorted_flag: boo
 
 
 def table(version: int, abi: int, funcs: list[Func], **kw: object) -> SFrameTable:
-    return SFrameTable(section_bytes(version, abi, funcs, **kw), vma=SECTION_VMA)  # type: ignore[arg-type]
+    return SFrameTable(section_bytes(version, abi, funcs, **kw), vma=SECTION_VMA)
 
 
 @dataclass
@@ -119,10 +119,11 @@ _USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8"
               "gs_base", "ds", "es", "fs", "gs"]
 
 
-def note(ntype: int, desc: bytes, name: bytes = b"CORE\0") -> bytes:
+def note(ntype: int, desc: bytes, name: bytes = b"CORE\0", order: str = "little") -> bytes:
     pad = (-len(name)) % 4
-    return (len(name).to_bytes(4, "little") + len(desc).to_bytes(4, "little")
-            + ntype.to_bytes(4, "little") + name + bytes(pad) + desc + bytes((-len(desc)) % 4))
+    return (len(name).to_bytes(4, order) + len(desc).to_bytes(4, order)
+            + ntype.to_bytes(4, order) + name + bytes(pad) + desc
+            + bytes((-len(desc)) % 4))
 
 
 def prstatus(pid: int, rip: int, rsp: int, rbp: int = 0) -> bytes:
@@ -130,14 +131,14 @@ def prstatus(pid: int, rip: int, rsp: int, rbp: int = 0) -> bytes:
     return prstatus_raw(pid, [regs.get(name, 0) for name in _USER_REGS])
 
 
-def prstatus_raw(pid: int, pr_reg: list[int]) -> bytes:
+def prstatus_raw(pid: int, pr_reg: list[int], order: str = "little") -> bytes:
     """Any machine's NT_PRSTATUS: pr_reg in its user_regs_struct order (aarch64: x0..x30,
-    sp, pc, pstate)."""
+    sp, pc, pstate; s390x: psw mask, psw addr, r0..r15)."""
     desc = bytearray(112 + 8 * len(pr_reg) + 8)
-    desc[32:36] = pid.to_bytes(4, "little")
+    desc[32:36] = pid.to_bytes(4, order)
     for i, value in enumerate(pr_reg):
-        desc[112 + 8 * i:120 + 8 * i] = value.to_bytes(8, "little")
-    return note(1, bytes(desc))
+        desc[112 + 8 * i:120 + 8 * i] = value.to_bytes(8, order)
+    return note(1, bytes(desc), order=order)
 
 
 def nt_file(maps: list[tuple[int, int, int, str]], page_size: int = 4096) -> bytes:
@@ -155,9 +156,10 @@ def auxv(entries: dict[int, int]) -> bytes:
     return note(6, body)
 
 
-def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62) -> bytes:
-    """A little-endian core (default x86-64; 183 aarch64): the notes in one PT_NOTE,
-    `loads` as (vaddr, contents) PT_LOADs."""
+def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62,
+               order: str = "little") -> bytes:
+    """A core (default x86-64; 183 aarch64, 22 s390x with order "big"): the notes in one
+    PT_NOTE, `loads` as (vaddr, contents) PT_LOADs."""
     phnum = 1 + len(loads)
     off = 64 + 56 * phnum
     phdrs = [(4, 0, off, 0, len(notes), len(notes))]
@@ -167,14 +169,15 @@ def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62) 
         phdrs.append((1, 6, data_off, vaddr, len(blob), len(blob)))
         blobs.append(blob)
         data_off += len(blob)
-    ehdr = (b"\x7fELF\x02\x01\x01" + bytes(9) + (4).to_bytes(2, "little")
-            + machine.to_bytes(2, "little") + (1).to_bytes(4, "little") + bytes(8)
-            + (64).to_bytes(8, "little") + bytes(8) + bytes(4)
-            + (64).to_bytes(2, "little") + (56).to_bytes(2, "little")
-            + phnum.to_bytes(2, "little") + (64).to_bytes(2, "little") + bytes(4))
-    ph = b"".join(t.to_bytes(4, "little") + fl.to_bytes(4, "little") + o.to_bytes(8, "little")
-                  + v.to_bytes(8, "little") + v.to_bytes(8, "little") + fs.to_bytes(8, "little")
-                  + ms.to_bytes(8, "little") + (8).to_bytes(8, "little")
+    data = b"\x01" if order == "little" else b"\x02"  # EI_DATA
+    ehdr = (b"\x7fELF\x02" + data + b"\x01" + bytes(9) + (4).to_bytes(2, order)
+            + machine.to_bytes(2, order) + (1).to_bytes(4, order) + bytes(8)
+            + (64).to_bytes(8, order) + bytes(8) + bytes(4)
+            + (64).to_bytes(2, order) + (56).to_bytes(2, order)
+            + phnum.to_bytes(2, order) + (64).to_bytes(2, order) + bytes(4))
+    ph = b"".join(t.to_bytes(4, order) + fl.to_bytes(4, order) + o.to_bytes(8, order)
+                  + v.to_bytes(8, order) + v.to_bytes(8, order) + fs.to_bytes(8, order)
+                  + ms.to_bytes(8, order) + (8).to_bytes(8, order)
                   for t, fl, o, v, fs, ms in phdrs)
     return ehdr + ph + b"".join(blobs)
 

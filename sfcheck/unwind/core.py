@@ -15,7 +15,7 @@ import os
 import struct
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
@@ -23,12 +23,12 @@ from elftools.elf.elffile import ELFFile
 from ..errors import ElfError
 from ..fileio import InputFileError, map_regular
 from ..format import constants as C
-from .abi import ABI_OF_MACHINE, ABIS, EM_AARCH64, EM_S390, EM_X86_64
+from .abi import ABI_OF_MACHINE, ABIS, EM_AARCH64, EM_S390, EM_X86_64, S390X_FPR_DWARF
 from .memory import ADDR_MASK
 from .unwinder import Registers
 
 PT_LOAD, PT_NOTE = 1, 4
-NT_PRSTATUS, NT_AUXV, NT_FILE = 1, 6, 0x46494C45
+NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE = 1, 2, 6, 0x46494C45
 NT_ARM_PAC_MASK = 0x406  # "LINUX" note: data_mask, insn_mask (pointer authentication)
 AT_PHDR, AT_ENTRY = 3, 9
 _PR_PID_OFF, _PR_REG_OFF = 32, 112  # in the 64-bit struct elf_prstatus
@@ -58,6 +58,7 @@ class Thread:
     machine: int
     order: str  # struct byte order of the core
     pr_reg: memoryview  # the raw register block
+    fpregs: memoryview | None = None  # s390x: NT_PRFPREG (fpc, pad, f0..f15)
 
     @property
     def named(self) -> dict[str, int]:
@@ -76,6 +77,10 @@ class Thread:
             others = {i: named[f"x{i}"] for i in range(31)}
             return Registers(named["pc"], named["sp"], named["x29"], named["x30"], others)
         others = {i: named[f"r{i}"] for i in range(16)}
+        if self.fpregs is not None and len(self.fpregs) >= 8 + 8 * 16:
+            # -O0 code saves the caller's FP (and RA) in floating-point registers.
+            fprs = struct.unpack_from(self.order + "16Q", self.fpregs, 8)
+            others.update(zip(S390X_FPR_DWARF, fprs, strict=True))
         s390 = ABIS[C.ABI_S390X_BE]
         return Registers(named["psw_addr"], named[f"r{s390.sp}"], named[f"r{s390.fp}"],
                          named["r14"], others)
@@ -228,6 +233,8 @@ class CoreFile:
                     thread = _prstatus(desc, order, machine, len(threads) + 1)
                     if thread is not None:
                         threads.append(thread)
+                elif ntype == NT_PRFPREG and machine == EM_S390 and threads:
+                    threads[-1] = replace(threads[-1], fpregs=desc)  # follows its PRSTATUS
                 elif ntype == NT_FILE:
                     mappings.extend(_nt_file(desc, order))
                 elif ntype == NT_AUXV:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..format import constants as C
+from .abi import S390X_FPR_DWARF
 from .memory import ADDR_MASK, Memory
 
 # x86-64 `mov $15, %rax; syscall` (__NR_rt_sigreturn = 15).
@@ -43,7 +44,6 @@ _AARCH64_REGS = 128 + 176 + 8  # x0 in the sigcontext
 # holds psw (mask, addr), r0..r15, 16 access registers (4 bytes), fpc (8 with padding), f0..f15.
 _S390X_SIGRETURN, _S390X_RT_SIGRETURN = b"\x0a\x77", b"\x0a\xad"
 _S390X_SIGREGS = {_S390X_SIGRETURN: 160 + 16, _S390X_RT_SIGRETURN: 160 + 8 + 128 + 40}
-_S390X_FPR_DWARF = (16, 20, 17, 21, 18, 22, 19, 23, 24, 28, 25, 29, 26, 30, 27, 31)  # f0..f15
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +111,6 @@ def interrupted(mem: Memory, abi: int, sp: int, pc: int) -> Interrupted | None:
         gprs = words[2:]
         others = {i: gprs[i] for i in range(16)}
         if fprs is not None:
-            others.update(zip(_S390X_FPR_DWARF, fprs, strict=True))
+            others.update(zip(S390X_FPR_DWARF, fprs, strict=True))
         return Interrupted(words[1], gprs[15], gprs[11], gprs[14], others)
     return None
