@@ -9,6 +9,7 @@
 #   DEST/zig-cache/    ZIG_GLOBAL_CACHE_DIR / ZIG_LOCAL_CACHE_DIR
 # Optional (cross, assembly-only corpus; failures are reported, never fatal):
 #   DEST/bin-bookworm-aarch64/  binutils-aarch64-linux-gnu 2.40 (bookworm, v1; runs on the system libc)
+#   DEST/bin-trixie-aarch64/    binutils-aarch64-linux-gnu 2.44 (trixie, v2; the unwinder's aarch64 gdb tests)
 #   DEST/bin-sid-aarch64/       binutils-aarch64-linux-gnu (sid, v3)
 #   DEST/bin-sid-s390x/         binutils-s390x-linux-gnu (sid, v3)
 #
@@ -136,6 +137,7 @@ get_binutils sid    x86_64-linux-gnu "$D/bin-sid"    1 || FAILED+=("bin-sid (SFr
 get_zig || FAILED+=("zig (ziglang==0.17.1, LLVM)")
 if [ "${SKIP_CROSS:-0}" != 1 ]; then
     get_binutils bookworm aarch64-linux-gnu "$D/bin-bookworm-aarch64" 0 || FAILED+=("bin-bookworm-aarch64 (optional)")
+    get_binutils trixie   aarch64-linux-gnu "$D/bin-trixie-aarch64"   1 || FAILED+=("bin-trixie-aarch64 (optional)")
     get_binutils sid      aarch64-linux-gnu "$D/bin-sid-aarch64"      1 || FAILED+=("bin-sid-aarch64 (optional)")
     get_binutils sid      s390x-linux-gnu   "$D/bin-sid-s390x"        1 || FAILED+=("bin-sid-s390x (optional)")
 fi

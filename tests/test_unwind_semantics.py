@@ -106,8 +106,10 @@ def test_s390x_v2_scaled_cfa_and_register_saved_ra() -> None:
     mem = mem_words({sp + 160 - 72: 0x5555, sp + 160 + 176 - 80: 0x7777}, BE)
     frames, stop = Unwinder([tab], mem).unwind(
         Registers(0x1000, sp, 0x1111, ra=0x2222, others={17: 0x1048}))
+    # The caller's SP is CFA - 160 (SFRAME_S390X_SP_VAL_OFFSET): a leaf that allocated no
+    # frame leaves it as it was (checked against gdb on qemu cores in test_unwind_cross).
     assert [(f.pc, f.sp, f.fp) for f in frames] == [
-        (0x1000, sp, 0x1111), (0x1048, sp + 160, 0x5555)]
+        (0x1000, sp, 0x1111), (0x1048, sp, 0x5555)]
     # f1's RA word is 0 = "not saved" (padding): in r14, unknown in an outer frame.
     assert stop.reason is StopReason.REGISTER_UNAVAILABLE
 
@@ -119,7 +121,7 @@ def test_s390x_ra_padding_uses_r14_in_innermost_frame() -> None:
     sp = 0x10000
     mem = mem_words({sp + 160 - 72: 0x4242}, BE)
     frames, stop = Unwinder([tab], mem).unwind(Registers(0x1000, sp, 0, ra=0x1044))
-    assert [(f.pc, f.sp, f.fp) for f in frames] == [(0x1000, sp, 0), (0x1044, sp + 160, 0x4242)]
+    assert [(f.pc, f.sp, f.fp) for f in frames] == [(0x1000, sp, 0), (0x1044, sp, 0x4242)]
     assert stop.reason is StopReason.OUTERMOST
 
 
@@ -191,7 +193,13 @@ def test_v3_fde_without_fres_is_outermost_signal_fde_is_signal_frame() -> None:
     tab = table(3, C.ABI_AMD64_LE, [f0, f1])
     _, stop = Unwinder([tab], SparseMemory()).unwind(Registers(0x1000, 0x8000, 0))
     assert stop.reason is StopReason.OUTERMOST
-    _, stop = Unwinder([tab], SparseMemory()).unwind(Registers(0x1040, 0x8000, 0))
+    # amd64: the walk goes into the kernel's signal frame (tests/test_unwind_sigframe.py);
+    # with no stack there it stops on the unreadable saved registers.
+    frames, stop = Unwinder([tab], SparseMemory()).unwind(Registers(0x1040, 0x8000, 0))
+    assert stop.reason is StopReason.UNREADABLE and frames[-1].signal
+    # aarch64 big-endian: no signal-frame layout here, so the walk stops at the trampoline.
+    be = table(3, C.ABI_AARCH64_BE, [f1])
+    _, stop = Unwinder([be], SparseMemory()).unwind(Registers(0x1040, 0x8000, 0))
     assert stop.reason is StopReason.SIGNAL_FRAME
     # v2: no FREs is just "no FRE".
     _, stop = Unwinder([table(2, C.ABI_AMD64_LE, [f0])], SparseMemory()).unwind(
@@ -255,3 +263,33 @@ def test_truncated_section_stops_cleanly() -> None:
         frames, stop = Unwinder([tab], SparseMemory()).unwind(Registers(0x1001, 0x8000, 0))
         assert stop.reason is StopReason.MALFORMED, cut
         assert len(frames) == 1
+
+
+def test_s390x_fp_in_an_unknown_register_is_unknown_until_needed() -> None:
+    """s390x -O0 leaf code saves the caller's FP in a floating-point register (DWARF 17):
+    with that register unknown, the caller's FP is unknown (None), and the walk goes on
+    until a rule needs the FP, as gdb does."""
+    enc = C.s390x_cfa_encode
+    leaf = Func(0x1000, 0x40, [make_fre(0, (ctl(15, False), enc(160), 0, ctl(17, False), 0))],
+                flex=True)
+    saves = Func(0x1040, 0x40, [make_fre(0, (ctl(15, False), enc(320), ctl(None, True), -48,
+                                             ctl(None, True), -72))], flex=True)
+    on_fp = Func(0x1040, 0x40, [make_fre(0, (ctl(11, False), enc(320), ctl(None, True), -48))],
+                 flex=True)
+    outer = Func(0x1080, 0x40, [make_fre(0, ())])
+    sp = 0x10000
+    cfa1 = sp + 320  # the leaf allocated nothing: its caller's SP is CFA - 160 = sp
+    mem = mem_words({cfa1 - 48: 0x1084, cfa1 - 72: 0x7777}, BE)
+    regs = Registers(0x1000, sp, 0x1111, ra=0x1044)
+    frames, stop = Unwinder([table(3, C.ABI_S390X_BE, [leaf, saves, outer])], mem).unwind(regs)
+    assert [(f.pc, f.sp, f.fp) for f in frames] == [
+        (0x1000, sp, 0x1111), (0x1044, sp, None), (0x1084, cfa1 - 160, 0x7777)]
+    assert stop.reason is StopReason.OUTERMOST
+    # With the FP register's value known (a core with NT_PRFPREG), it is used.
+    frames, _ = Unwinder([table(3, C.ABI_S390X_BE, [leaf, saves, outer])], mem).unwind(
+        Registers(0x1000, sp, 0x1111, ra=0x1044, others={17: 0x2222}))
+    assert frames[1].fp == 0x2222
+    # A CFA based on the unknown FP stops the walk there.
+    frames, stop = Unwinder([table(3, C.ABI_S390X_BE, [leaf, on_fp, outer])], mem).unwind(regs)
+    assert len(frames) == 2 and stop.reason is StopReason.REGISTER_UNAVAILABLE
+    assert "FP" in stop.detail

@@ -52,7 +52,7 @@ def section_bytes(version: int, abi: int, funcs: list[Func], *, sorted_flag: boo
 
 
 def table(version: int, abi: int, funcs: list[Func], **kw: object) -> SFrameTable:
-    return SFrameTable(section_bytes(version, abi, funcs, **kw), vma=SECTION_VMA)  # type: ignore[arg-type]
+    return SFrameTable(section_bytes(version, abi, funcs, **kw), vma=SECTION_VMA)
 
 
 @dataclass
@@ -107,3 +107,93 @@ def chain(n: int, func_size: int = 0x40, text: int = 0x400000, stack_top: int = 
 
 def with_fres(f: Func, *fres: FRE) -> Func:
     return replace(f, fres=list(fres))
+
+
+# -- synthetic x86-64 core files (ELF ET_CORE), written from the ELF and Linux core
+# layouts: PT_NOTE with CORE notes (NT_PRSTATUS: pr_pid at 32, pr_reg at 112 in the
+# order of struct user_regs_struct), NT_FILE, NT_AUXV; then one PT_LOAD per range.
+
+_PRSTATUS_SIZE = 336
+_USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
+              "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base",
+              "gs_base", "ds", "es", "fs", "gs"]
+
+
+def note(ntype: int, desc: bytes, name: bytes = b"CORE\0", order: str = "little") -> bytes:
+    pad = (-len(name)) % 4
+    return (len(name).to_bytes(4, order) + len(desc).to_bytes(4, order)
+            + ntype.to_bytes(4, order) + name + bytes(pad) + desc
+            + bytes((-len(desc)) % 4))
+
+
+def prstatus(pid: int, rip: int, rsp: int, rbp: int = 0) -> bytes:
+    regs = {"rip": rip, "rsp": rsp, "rbp": rbp}
+    return prstatus_raw(pid, [regs.get(name, 0) for name in _USER_REGS])
+
+
+def prstatus_raw(pid: int, pr_reg: list[int], order: str = "little") -> bytes:
+    """Any machine's NT_PRSTATUS: pr_reg in its user_regs_struct order (aarch64: x0..x30,
+    sp, pc, pstate; s390x: psw mask, psw addr, r0..r15)."""
+    desc = bytearray(112 + 8 * len(pr_reg) + 8)
+    desc[32:36] = pid.to_bytes(4, order)
+    for i, value in enumerate(pr_reg):
+        desc[112 + 8 * i:120 + 8 * i] = value.to_bytes(8, order)
+    return note(1, bytes(desc), order=order)
+
+
+def nt_file(maps: list[tuple[int, int, int, str]], page_size: int = 4096) -> bytes:
+    """(start, end, file offset (a multiple of page_size), path) per mapping."""
+    head = len(maps).to_bytes(8, "little") + page_size.to_bytes(8, "little")
+    table = b"".join(s.to_bytes(8, "little") + e.to_bytes(8, "little")
+                     + (off // page_size).to_bytes(8, "little") for s, e, off, _ in maps)
+    names = b"".join(p.encode() + b"\0" for *_, p in maps)
+    return note(0x46494C45, head + table + names)
+
+
+def auxv(entries: dict[int, int]) -> bytes:
+    body = b"".join(k.to_bytes(8, "little") + v.to_bytes(8, "little")
+                    for k, v in [*entries.items(), (0, 0)])
+    return note(6, body)
+
+
+def core_bytes(notes: bytes, loads: list[tuple[int, bytes]], machine: int = 62,
+               order: str = "little") -> bytes:
+    """A core (default x86-64; 183 aarch64, 22 s390x with order "big"): the notes in one
+    PT_NOTE, `loads` as (vaddr, contents) PT_LOADs."""
+    phnum = 1 + len(loads)
+    off = 64 + 56 * phnum
+    phdrs = [(4, 0, off, 0, len(notes), len(notes))]
+    data_off = off + len(notes)
+    blobs = [notes]
+    for vaddr, blob in loads:
+        phdrs.append((1, 6, data_off, vaddr, len(blob), len(blob)))
+        blobs.append(blob)
+        data_off += len(blob)
+    data = b"\x01" if order == "little" else b"\x02"  # EI_DATA
+    ehdr = (b"\x7fELF\x02" + data + b"\x01" + bytes(9) + (4).to_bytes(2, order)
+            + machine.to_bytes(2, order) + (1).to_bytes(4, order) + bytes(8)
+            + (64).to_bytes(8, order) + bytes(8) + bytes(4)
+            + (64).to_bytes(2, order) + (56).to_bytes(2, order)
+            + phnum.to_bytes(2, order) + (64).to_bytes(2, order) + bytes(4))
+    ph = b"".join(t.to_bytes(4, order) + fl.to_bytes(4, order) + o.to_bytes(8, order)
+                  + v.to_bytes(8, order) + v.to_bytes(8, order) + fs.to_bytes(8, order)
+                  + ms.to_bytes(8, order) + (8).to_bytes(8, order)
+                  for t, fl, o, v, fs, ms in phdrs)
+    return ehdr + ph + b"".join(blobs)
+
+
+# -- gdb's view of a core: every thread's frames, as `thread apply all bt` walks them
+# (GDBFRAME lwp level pc name), and why the walk of each thread ended (GDBSTOP lwp reason).
+SIGTRAMP = "<signal handler called>"
+GDB_FRAMES_PY = """\
+for t in sorted(gdb.selected_inferior().threads(), key=lambda t: t.num):
+    t.switch()
+    f = gdb.newest_frame()
+    while f is not None:
+        name = "<signal handler called>" if f.type() == gdb.SIGTRAMP_FRAME else f.name()
+        print("GDBFRAME %d %d %#x %s" % (t.ptid[1], f.level(), f.pc(), name))
+        if f.older() is None:
+            print("GDBSTOP %d %s" % (t.ptid[1], gdb.frame_stop_reason_string(
+                f.unwind_stop_reason())))
+        f = f.older()
+"""

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..argtypes import positive
@@ -25,6 +26,8 @@ if TYPE_CHECKING:  # imported by cmd_unwind: building the parser must stay cheap
     from .unwinder import Frame, Stop
 
 DEFAULT_MAX_FRAMES = 512  # == unwinder.DEFAULT_MAX_FRAMES (tests/test_unwind_cli.py checks)
+# All threads together: a core with 100,000 threads sharing one deep stack stays bounded.
+DEFAULT_MAX_TOTAL_FRAMES = 1 << 16
 
 EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -32,25 +35,30 @@ EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register `unwind` on an argparse subparsers object; returns its parser."""
     p = subparsers.add_parser(
-        "unwind", help="backtrace a core file using SFrame data only",
-        description="Walk the stack of one thread of CORE with the SFrame sections of the "
-                    "executable and of every mapped shared object that can be found. There is "
-                    "no frame-pointer or DWARF fallback: the walk stops at the first frame "
-                    "SFrame cannot unwind, and says why.",
-        epilog="Exit status: 0 the walk ended normally (outermost frame, code without "
-               "SFrame, frame cap), 1 it ended on an error (malformed data, unreadable "
+        "unwind", help="backtrace every thread of a core file using SFrame data only",
+        description="Walk the stack of every thread of CORE (like gdb's `thread apply all "
+                    "bt`) with the SFrame sections of the executable and of every mapped "
+                    "shared object that can be found. There is no frame-pointer or DWARF "
+                    "fallback: a walk stops at the first frame SFrame cannot unwind, and "
+                    "says why. Signal frames are stepped through (x86-64, aarch64).",
+        epilog="Exit status: 0 every walk ended normally (outermost frame, code without "
+               "SFrame, frame cap), 1 a walk ended on an error (malformed data, unreadable "
                "memory, CFA not moving up, ...), 2 usage error or unreadable core.")
     p.add_argument("--core", required=True, metavar="CORE", help="ELF core file")
     p.add_argument("--exe", metavar="PATH",
                    help="the executable (default: the path the core records)")
     p.add_argument("--sysroot", metavar="DIR",
-                   help="look for mapped files under DIR (e.g. a copy of the target's /)")
+                   help="look for mapped files under DIR (e.g. a copy of the target's /); "
+                        "paths from the core never leave DIR")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.add_argument("--max-frames", type=positive, default=DEFAULT_MAX_FRAMES, metavar="N",
-                   help=f"stop after N frames (default {DEFAULT_MAX_FRAMES})")
-    p.add_argument("--thread", type=positive, default=1, metavar="N",
-                   help="thread number, 1-based in the core's order (default 1: the thread "
-                        "that received the signal)")
+                   help=f"stop a thread's walk after N frames (default {DEFAULT_MAX_FRAMES})")
+    p.add_argument("--max-total-frames", type=positive, default=DEFAULT_MAX_TOTAL_FRAMES,
+                   metavar="N", help="frames for all threads together; threads past it are "
+                                     f"not walked (default {DEFAULT_MAX_TOTAL_FRAMES})")
+    p.add_argument("--thread", type=positive, default=None, metavar="N",
+                   help="only thread N, 1-based in the core's order (1: the thread that "
+                        "received the signal); default: every thread")
     p.set_defaults(func=cmd_unwind)
     return p
 
@@ -62,15 +70,21 @@ def _module_of(modules: Sequence[Module], pc: int) -> Module | None:
     return None
 
 
-def _symbol(mod: Module | None, frame: Frame) -> tuple[str | None, int | None]:
+def _symbol(mod: Module | None, frame: Frame, exact: bool) -> tuple[str | None, int | None]:
     if mod is None:
         return None, None
     # Caller PCs are return addresses: name the function holding the call (PC-1).
-    adjust = 1 if frame.index > 0 else 0
+    adjust = 0 if exact else 1
     got = mod.symbolize(frame.pc - adjust)
     if got is None:
         return None, None
     return got[0], got[1] + adjust
+
+
+def _exact_pcs(frames: Sequence[Frame]) -> list[bool]:
+    """Whether each frame's PC is exact (innermost, or interrupted by a signal) rather
+    than a return address."""
+    return [f.index == 0 or frames[k - 1].signal for k, f in enumerate(frames)]
 
 
 def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
@@ -78,8 +92,8 @@ def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
     detail = stop.detail
     from .unwinder import StopReason
 
+    mod = _module_of(modules, stop.pc)
     if stop.reason is StopReason.NO_FDE:
-        mod = _module_of(modules, stop.pc)
         if mod is None:
             detail += " (no file is mapped there)"
         elif mod.error:
@@ -89,20 +103,38 @@ def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
     return detail
 
 
+def _where(stop: Stop, modules: Sequence[Module]) -> str:
+    mod = _module_of(modules, stop.pc)
+    return f"{stop.pc:#x} in {mod.path if mod else 'no mapped file'}"
+
+
+@dataclass
+class _Walked:
+    thread: Thread
+    frames: list[Frame]
+    stop: Stop | None  # None: not walked (the frame budget of all threads was spent)
+    count: int = 0  # frames walked (the text output drops `frames` once printed)
+
+
 def cmd_unwind(args: argparse.Namespace) -> int:
+    from ..fileio import InputFileError, open_regular
     from .core import CoreFile
-    from .modules import exe_mapping_path, load_modules, make_resolver
+    from .modules import exe_mapping_path, load_modules
+    from .sysroot import PathResolver
     from .unwinder import Unwinder
 
     prog = "sfcheck unwind"
     overrides: dict[str, str] = {}
-    if args.exe is not None and not os.path.isfile(args.exe):
-        print(f"{prog}: error: {args.exe}: no such file", file=sys.stderr)
-        return EXIT_USAGE
+    if args.exe is not None:
+        try:
+            os.close(open_regular(args.exe)[0])
+        except InputFileError as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     if args.sysroot is not None and not os.path.isdir(args.sysroot):
         print(f"{prog}: error: {args.sysroot}: not a directory", file=sys.stderr)
         return EXIT_USAGE
-    resolver = make_resolver(args.sysroot, overrides)
+    resolver = PathResolver(args.sysroot, overrides)
     try:
         core = CoreFile.open(args.core, resolver)
     except ElfError as exc:
@@ -120,11 +152,10 @@ def cmd_unwind(args: argparse.Namespace) -> int:
         print(f"{prog}: error: {args.core}: no thread registers (NT_PRSTATUS) in the core",
               file=sys.stderr)
         return EXIT_USAGE
-    if args.thread > len(core.threads):
+    if args.thread is not None and args.thread > len(core.threads):
         print(f"{prog}: error: --thread {args.thread}: the core has {len(core.threads)} "
               "thread(s)", file=sys.stderr)
         return EXIT_USAGE
-    thread = core.threads[args.thread - 1]
     modules = load_modules(core, args.exe)
     if not core.mappings and args.exe is None:
         print(f"{prog}: warning: {args.core} has no NT_FILE note; pass --exe to load the "
@@ -134,56 +165,137 @@ def cmd_unwind(args: argparse.Namespace) -> int:
         for m in modules:
             if m.error and m.path.startswith("/"):
                 print(f"{prog}: warning: {m.path}: {m.error}", file=sys.stderr)
-    unwinder = Unwinder(tables, core, max_frames=args.max_frames, abi=core.abi)
-    frames, stop = unwinder.unwind(thread.registers)
+    threads = core.threads if args.thread is None else [core.threads[args.thread - 1]]
+    unwinder = Unwinder(tables, core, max_frames=args.max_frames, abi=core.abi,
+                        pac_mask=_pac_mask(core))
+    budget = args.max_total_frames
+    walked: list[_Walked] = []
+    for thread in threads:
+        if budget <= 0:
+            walked.append(_Walked(thread, [], None))
+            continue
+        unwinder.max_frames = min(args.max_frames, budget)
+        frames, stop = unwinder.unwind(thread.registers)
+        budget -= len(frames)
+        walked.append(_Walked(thread, frames, stop, len(frames)))
+        if not args.json:
+            _text_thread(walked[-1], modules, len(walked) > 1)
+            walked[-1].frames = []  # printed: a core with many threads stays small
+    summary = _summary(walked, modules)
     if args.json:
-        json.dump(_json(args.core, core, thread, modules, frames, stop), sys.stdout, indent=2)
+        json.dump(_json(args.core, core, walked, modules, summary), sys.stdout, indent=2)
         print()
     else:
-        _text(thread, modules, frames, stop)
-    return EXIT_WALK_ERROR if stop.reason.is_error else EXIT_OK
+        for w in walked:
+            if w.stop is None:
+                print(f"\nThread {w.thread.number} (LWP {w.thread.pid}): not walked (the "
+                      f"budget of {args.max_total_frames} frames for all threads is spent)")
+        _text_summary(summary)
+    worst = any(w.stop is not None and w.stop.reason.is_error for w in walked)
+    return EXIT_WALK_ERROR if worst else EXIT_OK
 
 
-def _text(thread: Thread, modules: Sequence[Module], frames: Sequence[Frame],
-          stop: Stop) -> None:
-    print(f"Thread {thread.number} (LWP {thread.pid}):")
-    for f in frames:
+# aarch64 Linux user space has 48-bit virtual addresses unless a program asks for more (52-bit
+# mappings are opt-in): a signed return address has its PAC in the bits above.
+_AARCH64_PAC_BITS = ((1 << 64) - 1) ^ ((1 << 48) - 1)
+
+
+def _pac_mask(core: CoreFile) -> int:
+    """What to clear from return addresses an FRE marks as signed (aarch64 PAC): the core's
+    NT_ARM_PAC_MASK when it has one (kernel cores on PAC hardware), else the bits above a
+    48-bit address (qemu-user cores have no such note)."""
+    if core.abi not in (C.ABI_AARCH64_LE, C.ABI_AARCH64_BE):
+        return 0
+    return core.pac_mask if core.pac_mask else _AARCH64_PAC_BITS
+
+
+def _text_thread(w: _Walked, modules: Sequence[Module], gap: bool) -> None:
+    assert w.stop is not None
+    if gap:
+        print()
+    print(f"Thread {w.thread.number} (LWP {w.thread.pid}):")
+    for f, exact in zip(w.frames, _exact_pcs(w.frames), strict=True):
         mod = _module_of(modules, f.pc)
-        name, off = _symbol(mod, f)
+        name, off = _symbol(mod, f, exact)
         sym = "??" if name is None else (f"{name}+{off:#x}" if off else name)
         where = f" ({mod.path})" if mod is not None else ""
         mangled = " [RA mangled]" if f.ra_mangled else ""
-        print(f"#{f.index:<2} {f.pc:#018x} in {sym}{where}{mangled}")
-    print(f"Stopped at frame #{frames[-1].index}: {stop.reason.value}: "
-          f"{_stop_detail(stop, modules)}")
+        if f.signal:
+            known = "" if name is None else f" {sym}"
+            print(f"#{f.index:<2} {f.pc:#018x} in <signal handler called>{known}{where}")
+        else:
+            print(f"#{f.index:<2} {f.pc:#018x} in {sym}{where}{mangled}")
+    print(f"Stopped at frame #{w.frames[-1].index} ({_where(w.stop, modules)}): "
+          f"{w.stop.reason.value}: {_stop_detail(w.stop, modules)}")
 
 
-def _json(core_path: str, core: CoreFile, thread: Thread, modules: Sequence[Module],
-          frames: Sequence[Frame], stop: Stop) -> dict[str, Any]:
-    out_frames = []
-    for f in frames:
-        mod = _module_of(modules, f.pc)
-        name, off = _symbol(mod, f)
-        out_frames.append({
-            "index": f.index, "pc": f.pc, "sp": f.sp, "fp": f.fp, "cfa": f.cfa,
-            "module": mod.path if mod else None, "symbol": name, "offset": off,
-            "section": f.section, "fde": f.fde, "fre": f.fre, "func_start": f.func_start,
-            "ra_mangled": f.ra_mangled,
-        })
+def _summary(walked: Sequence[_Walked], modules: Sequence[Module]) -> dict[str, Any]:
+    from .unwinder import StopReason
+
+    done = [w for w in walked if w.stop is not None]
+    no_sframe: dict[str, int] = {}
+    for w in done:
+        assert w.stop is not None
+        if w.stop.reason is StopReason.NO_FDE:
+            mod = _module_of(modules, w.stop.pc)
+            path = mod.path if mod else "no mapped file"
+            no_sframe[path] = no_sframe.get(path, 0) + 1
+    return {
+        "threads": len(walked),
+        "walked": len(done),
+        "frames": sum(w.count for w in walked),
+        "outermost": sum(w.stop.reason is StopReason.OUTERMOST for w in done if w.stop),
+        "no_sframe": sum(no_sframe.values()),
+        "no_sframe_modules": sorted(no_sframe),
+        "errors": sum(w.stop.reason.is_error for w in done if w.stop),
+        "not_walked": len(walked) - len(done),
+    }
+
+
+def _text_summary(s: dict[str, Any]) -> None:
+    mods = f" ({', '.join(s['no_sframe_modules'])})" if s["no_sframe_modules"] else ""
+    not_walked = f", {s['not_walked']} not walked (frame budget)" if s["not_walked"] else ""
+    print(f"\nSummary: {s['walked']} thread(s) walked, {s['frames']} frames; "
+          f"{s['outermost']} reached their outermost frame, {s['no_sframe']} stopped in code "
+          f"without SFrame{mods}, {s['errors']} stopped on an error{not_walked}")
+
+
+def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
+          modules: Sequence[Module], summary: dict[str, Any]) -> dict[str, Any]:
+    threads = []
+    for w in walked:
+        out_frames = []
+        for f, exact in zip(w.frames, _exact_pcs(w.frames), strict=True):
+            mod = _module_of(modules, f.pc)
+            name, off = _symbol(mod, f, exact)
+            out_frames.append({
+                "index": f.index, "pc": f.pc, "sp": f.sp, "fp": f.fp, "cfa": f.cfa,
+                "module": mod.path if mod else None, "symbol": name, "offset": off,
+                "section": f.section, "fde": f.fde, "fre": f.fre, "func_start": f.func_start,
+                "ra_mangled": f.ra_mangled, "signal": f.signal,
+            })
+        stop = None if w.stop is None else {
+            "reason": w.stop.reason.value, "name": w.stop.reason.name,
+            "error": w.stop.reason.is_error, "detail": _stop_detail(w.stop, modules),
+            "where": _where(w.stop, modules), "pc": w.stop.pc, "section": w.stop.section,
+            "offset": w.stop.offset}
+        threads.append({"number": w.thread.number, "pid": w.thread.pid,
+                        "frames": out_frames, "stop": stop})
+    refused = getattr(core.path_resolver, "refused", {})
     return {
         "core": core_path,
         "abi": C.ABI_NAMES.get(core.abi or 0),
-        "thread": {"number": thread.number, "pid": thread.pid, "threads": len(core.threads)},
-        "frames": out_frames,
-        "stop": {"reason": stop.reason.value, "name": stop.reason.name,
-                 "error": stop.reason.is_error, "detail": _stop_detail(stop, modules),
-                 "pc": stop.pc, "section": stop.section, "offset": stop.offset},
+        "threads_in_core": len(core.threads),
+        "threads": threads,
+        "summary": summary,
         "modules": [{
             "path": m.path, "local": m.local, "start": m.start, "end": m.end, "bias": m.bias,
             "executable": m.is_exe, "error": m.error,
             "sframe": [{"section": t.name, "version": t.version,
                         "error": str(t.error) if t.error else None} for t in m.tables],
         } for m in modules],
+        "refused": [{"path": p, "reason": r} for p, r in sorted(refused.items())],
+        "unreadable": [{"path": p, "reason": r} for p, r in sorted(core.unreadable.items())],
     }
 
 

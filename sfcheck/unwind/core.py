@@ -10,23 +10,26 @@ found locally.
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import struct
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 from ..errors import ElfError
+from ..fileio import InputFileError, map_regular
 from ..format import constants as C
-from .abi import ABI_OF_MACHINE, ABIS, EM_AARCH64, EM_S390, EM_X86_64
+from .abi import ABI_OF_MACHINE, ABIS, EM_AARCH64, EM_S390, EM_X86_64, S390X_FPR_DWARF
 from .memory import ADDR_MASK
 from .unwinder import Registers
 
 PT_LOAD, PT_NOTE = 1, 4
-NT_PRSTATUS, NT_AUXV, NT_FILE = 1, 6, 0x46494C45
+NT_PRSTATUS, NT_PRFPREG, NT_AUXV, NT_FILE = 1, 2, 6, 0x46494C45
+NT_ARM_PAC_MASK = 0x406  # "LINUX" note: data_mask, insn_mask (pointer authentication)
 AT_PHDR, AT_ENTRY = 3, 9
 _PR_PID_OFF, _PR_REG_OFF = 32, 112  # in the 64-bit struct elf_prstatus
 
@@ -38,14 +41,49 @@ _X86_64_DWARF = {"rax": 0, "rdx": 1, "rcx": 2, "rbx": 3, "rsi": 4, "rdi": 5, "rb
                  **{f"r{i}": i for i in range(8, 16)}}
 _AARCH64_REGS = [f"x{i}" for i in range(31)] + ["sp", "pc", "pstate"]
 _S390X_REGS = ["psw_mask", "psw_addr"] + [f"r{i}" for i in range(16)]
+_REG_NAMES = {EM_X86_64: _X86_64_REGS, EM_AARCH64: _AARCH64_REGS, EM_S390: _S390X_REGS}
+# Distinct mapped files read for memory the core does not hold (each a read-only map);
+# a real process maps a few hundred, a hostile NT_FILE note may name any number.
+MAX_MAPPED_FILES = 1024
+MAX_NT_FILE = 64 << 20  # a large process's NT_FILE note is a few hundred KiB
 
 
 @dataclass(frozen=True, slots=True)
 class Thread:
+    """One NT_PRSTATUS note. The registers are decoded when asked for, so a core with a
+    great many threads costs a small object per thread, not a dict."""
+
     number: int  # 1-based, in note order (gdb numbers threads the same way)
     pid: int
-    registers: Registers
-    named: dict[str, int]  # every pr_reg field by name, for display
+    machine: int
+    order: str  # struct byte order of the core
+    pr_reg: memoryview  # the raw register block
+    fpregs: memoryview | None = None  # s390x: NT_PRFPREG (fpc, pad, f0..f15)
+
+    @property
+    def named(self) -> dict[str, int]:
+        """Every pr_reg field by name, for display."""
+        names = _REG_NAMES[self.machine]
+        return dict(zip(names, struct.unpack_from(self.order + "Q" * len(names), self.pr_reg),
+                        strict=True))
+
+    @property
+    def registers(self) -> Registers:
+        named = self.named
+        if self.machine == EM_X86_64:
+            others = {n: named[r] for r, n in _X86_64_DWARF.items()}
+            return Registers(named["rip"], named["rsp"], named["rbp"], None, others)
+        if self.machine == EM_AARCH64:
+            others = {i: named[f"x{i}"] for i in range(31)}
+            return Registers(named["pc"], named["sp"], named["x29"], named["x30"], others)
+        others = {i: named[f"r{i}"] for i in range(16)}
+        if self.fpregs is not None and len(self.fpregs) >= 8 + 8 * 16:
+            # -O0 code saves the caller's FP (and RA) in floating-point registers.
+            fprs = struct.unpack_from(self.order + "16Q", self.fpregs, 8)
+            others.update(zip(S390X_FPR_DWARF, fprs, strict=True))
+        s390 = ABIS[C.ABI_S390X_BE]
+        return Registers(named["psw_addr"], named[f"r{s390.sp}"], named[f"r{s390.fp}"],
+                         named["r14"], others)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +108,7 @@ class CoreFile:
     core's NT_FILE note to a local file (sysroot, --exe override)."""
 
     path: str
-    data: bytes
+    data: bytes | mmap.mmap  # the core itself, mapped: pages load as they are read
     machine: int
     big_endian: bool
     loads: list[_Load]
@@ -78,7 +116,10 @@ class CoreFile:
     mappings: list[FileMapping]
     auxv: dict[int, int]
     path_resolver: Callable[[str], str | None] = field(default=lambda p: p)
-    _file_cache: dict[str, bytes | None] = field(default_factory=dict)
+    _file_cache: dict[str, bytes | mmap.mmap | None] = field(default_factory=dict)
+    # mapped path -> why it was not read (refused by the resolver, not a regular file, ...)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    pac_mask: int | None = None  # aarch64: the PAC bits of code addresses (NT_ARM_PAC_MASK)
 
     def __post_init__(self) -> None:
         self.loads.sort(key=lambda s: s.vaddr)
@@ -118,16 +159,20 @@ class CoreFile:
             return None  # past the end of the file: the kernel would have given SIGBUS
         return blob[pos:pos + size]
 
-    def file_bytes(self, mapped_path: str) -> bytes | None:
+    def file_bytes(self, mapped_path: str) -> bytes | mmap.mmap | None:
+        """The mapped file's bytes (a read-only map), or None when it cannot be read."""
         if mapped_path not in self._file_cache:
-            local = self.path_resolver(mapped_path)
             blob = None
-            if local is not None:
-                try:
-                    with open(local, "rb") as f:
-                        blob = f.read()
-                except OSError:
-                    blob = None
+            if len(self._file_cache) >= MAX_MAPPED_FILES:
+                self.unreadable.setdefault(
+                    mapped_path, f"more than {MAX_MAPPED_FILES} mapped files: not read")
+            else:
+                local = self.path_resolver(mapped_path)
+                if local is not None:
+                    try:
+                        blob = map_regular(local)
+                    except InputFileError as exc:
+                        self.unreadable.setdefault(mapped_path, exc.message)
             self._file_cache[mapped_path] = blob
         return self._file_cache[mapped_path]
 
@@ -137,19 +182,18 @@ class CoreFile:
     def open(cls, path: str, path_resolver: Callable[[str], str | None] | None = None
              ) -> CoreFile:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise ElfError(f"cannot read file: {exc.strerror or exc}", path) from None
+            data = map_regular(path)  # refuses devices, FIFOs, directories in one line
+        except InputFileError as exc:
+            raise ElfError(exc.message, path) from None
         return cls.parse(data, path, path_resolver)
 
     @classmethod
-    def parse(cls, data: bytes, label: str = "<core>",
+    def parse(cls, data: bytes | mmap.mmap, label: str = "<core>",
               path_resolver: Callable[[str], str | None] | None = None) -> CoreFile:
-        if not data.startswith(b"\x7fELF"):
+        if data[:4] != b"\x7fELF":
             raise ElfError("not an ELF file", label)
         try:
-            elf = ELFFile(io.BytesIO(data))
+            elf = ELFFile(data if isinstance(data, mmap.mmap) else io.BytesIO(data))
             if elf["e_type"] != "ET_CORE":
                 raise ElfError(f"not a core file (e_type {elf['e_type']})", label)
             if elf.elfclass != 64:
@@ -166,34 +210,44 @@ class CoreFile:
                     if off + size > len(data):
                         raise ElfError(f"PT_NOTE at {off:#x} runs past the end of the file",
                                        label)
-                    notes.append(data[off:off + size])
+                    notes.append(memoryview(data)[off:off + size])  # no copy
         except ElfError:
             raise
-        except (ELFError, ELFParseError, struct.error, ValueError, KeyError) as exc:
+        except (ELFError, ELFParseError, struct.error, ValueError, KeyError, OverflowError,
+                IndexError, TypeError, AttributeError) as exc:
+            # pyelftools raises these on hostile header fields (e.g. a 2**63 e_phoff)
             raise ElfError(f"cannot parse core: {exc}", label) from None
         order = ">" if big else "<"
         threads: list[Thread] = []
         mappings: list[FileMapping] = []
         auxv: dict[int, int] = {}
+        pac_mask = None
         for blob in notes:
             for name, ntype, desc in _iter_notes(blob, order):
+                if name == b"LINUX" and ntype == NT_ARM_PAC_MASK and len(desc) >= 16 \
+                        and machine == EM_AARCH64 and pac_mask is None:
+                    pac_mask = struct.unpack_from(order + "Q", desc, 8)[0]  # insn_mask
                 if name != b"CORE":
                     continue
                 if ntype == NT_PRSTATUS:
                     thread = _prstatus(desc, order, machine, len(threads) + 1)
                     if thread is not None:
                         threads.append(thread)
+                elif ntype == NT_PRFPREG and machine == EM_S390 and threads:
+                    threads[-1] = replace(threads[-1], fpregs=desc)  # follows its PRSTATUS
                 elif ntype == NT_FILE:
                     mappings.extend(_nt_file(desc, order))
                 elif ntype == NT_AUXV:
                     for i in range(0, len(desc) - 15, 16):
                         key, val = struct.unpack_from(order + "QQ", desc, i)
                         auxv.setdefault(key, val)
-        return cls(label, data, machine, big, loads, threads, mappings, auxv,
+        core = cls(label, data, machine, big, loads, threads, mappings, auxv,
                    path_resolver or (lambda p: p))
+        core.pac_mask = pac_mask
+        return core
 
 
-def _iter_notes(blob: bytes, order: str):
+def _iter_notes(blob: memoryview, order: str):
     """(name, type, desc) of each note; stops quietly at the first truncated one."""
     pos = 0
     while pos + 12 <= len(blob):
@@ -203,41 +257,27 @@ def _iter_notes(blob: bytes, order: str):
         desc_end = desc_pos + descsz
         if desc_end > len(blob) or name_end > len(blob):
             return
-        yield blob[pos + 12:name_end].rstrip(b"\0"), ntype, blob[desc_pos:desc_end]
+        yield bytes(blob[pos + 12:name_end]).rstrip(b"\0"), ntype, blob[desc_pos:desc_end]
         pos = desc_pos + ((descsz + 3) & ~3)
 
 
-def _prstatus(desc: bytes, order: str, machine: int, number: int) -> Thread | None:
-    names = {EM_X86_64: _X86_64_REGS, EM_AARCH64: _AARCH64_REGS,
-             EM_S390: _S390X_REGS}.get(machine)
+def _prstatus(desc: memoryview, order: str, machine: int, number: int) -> Thread | None:
+    names = _REG_NAMES.get(machine)
     if names is None or len(desc) < _PR_REG_OFF + 8 * len(names):
         return None
     pid = struct.unpack_from(order + "i", desc, _PR_PID_OFF)[0]
-    vals = struct.unpack_from(order + "Q" * len(names), desc, _PR_REG_OFF)
-    named = dict(zip(names, vals, strict=True))
-    if machine == EM_X86_64:
-        others = {n: named[r] for r, n in _X86_64_DWARF.items()}
-        regs = Registers(named["rip"], named["rsp"], named["rbp"], None, others)
-    elif machine == EM_AARCH64:
-        others = {i: named[f"x{i}"] for i in range(31)}
-        regs = Registers(named["pc"], named["sp"], named["x29"], named["x30"], others)
-    else:
-        others = {i: named[f"r{i}"] for i in range(16)}
-        s390 = ABIS[C.ABI_S390X_BE]
-        regs = Registers(named["psw_addr"], named[f"r{s390.sp}"], named[f"r{s390.fp}"],
-                         named["r14"], others)
-    return Thread(number, pid, regs, named)
+    return Thread(number, pid, machine, order, desc[_PR_REG_OFF:_PR_REG_OFF + 8 * len(names)])
 
 
-def _nt_file(desc: bytes, order: str) -> list[FileMapping]:
+def _nt_file(desc: memoryview, order: str) -> list[FileMapping]:
     """NT_FILE: count, page_size, count x (start, end, page_offset), then the names."""
-    if len(desc) < 16:
+    if len(desc) < 16 or len(desc) > MAX_NT_FILE:
         return []
     count, page_size = struct.unpack_from(order + "QQ", desc, 0)
     table_end = 16 + 24 * count
     if count > len(desc) // 24 or table_end > len(desc):
         return []
-    names = desc[table_end:].split(b"\0")
+    names = bytes(desc[table_end:]).split(b"\0")
     out = []
     for i in range(count):
         start, end, page_off = struct.unpack_from(order + "QQQ", desc, 16 + 24 * i)

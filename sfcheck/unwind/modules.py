@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import os
 from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from elftools.elf.elffile import ELFFile
 
 from ..elf import ElfSFrameInfo, load_elf
 from ..errors import ElfError
+from ..fileio import InputFileError, map_regular, open_regular
 from .core import AT_ENTRY, CoreFile, FileMapping
 from .table import SFrameTable
 
@@ -53,8 +52,7 @@ class Symbols:
     def load(cls, path: str) -> Symbols:
         out: list[tuple[int, int, str]] = []
         try:
-            with open(path, "rb") as f:
-                elf = ELFFile(io.BytesIO(f.read()))
+            elf = ELFFile(map_regular(path))  # a read-only map: only the tables are touched
             for secname in (".symtab", ".dynsym"):
                 sec = elf.get_section_by_name(secname)
                 if sec is None or not hasattr(sec, "iter_symbols"):
@@ -110,17 +108,6 @@ def _bias(info: ElfSFrameInfo, maps: list[FileMapping]) -> int | None:
     return None
 
 
-def make_resolver(sysroot: str | None, overrides: dict[str, str]) -> Callable[[str], str | None]:
-    def resolve(path: str) -> str | None:
-        if path in overrides:
-            return overrides[path]
-        if not path.startswith("/"):
-            return None  # "[vdso]", anonymous names, "(deleted)" leftovers
-        local = os.path.join(sysroot, path.lstrip("/")) if sysroot else path
-        return local if os.path.isfile(local) else None
-    return resolve
-
-
 def exe_mapping_path(core: CoreFile) -> str | None:
     """The NT_FILE path of the main executable: the file mapped at AT_ENTRY."""
     entry = core.auxv.get(AT_ENTRY)
@@ -142,21 +129,28 @@ def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
     for m in core.mappings:
         by_path.setdefault(m.path, []).append(m)
     exe_path = exe_mapping_path(core)
+    refused = getattr(core.path_resolver, "refused", {})
     modules = []
     for path, maps in by_path.items():
         local = core.path_resolver(path)
         mod = Module(path, local, min(m.start for m in maps), max(m.end for m in maps),
                      is_exe=path == exe_path)
-        _load(mod, maps)
+        if path in refused:
+            mod.error = f"refused: {refused[path]}"
+        else:
+            _load(mod, maps)
         modules.append(mod)
     if not by_path and exe is not None:
         mod = Module(exe, exe, 0, 0, is_exe=True)
         _load(mod, [])
         if mod.info is not None and AT_ENTRY in core.auxv:
             try:
-                with open(exe, "rb") as f:
-                    e_entry = ELFFile(io.BytesIO(f.read()))["e_entry"]
+                e_entry = ELFFile(map_regular(exe))["e_entry"]
                 mod.bias = core.auxv[AT_ENTRY] - e_entry
+                if mod.info.load_segments:  # its extent, for naming PCs and symbols
+                    segs = mod.info.load_segments
+                    mod.start = min(s.vaddr for s in segs) + mod.bias
+                    mod.end = max(s.vaddr + s.memsz for s in segs) + mod.bias
                 _add_tables(mod)
             except _SYMBOL_ERRORS as exc:
                 mod.error = f"cannot read e_entry: {exc}"
@@ -170,7 +164,11 @@ def _load(mod: Module, maps: list[FileMapping]) -> None:
         mod.error = "file not found" if mod.path.startswith("/") else "not a file"
         return
     try:
+        os.close(open_regular(mod.local)[0])  # a regular file, opened without blocking
         mod.info = load_elf(mod.local)
+    except InputFileError as exc:
+        mod.error = exc.message
+        return
     except ElfError as exc:
         mod.error = exc.message
         return

@@ -9,12 +9,19 @@ be read. Two deliberate differences, both what a debugger does:
 * caller frames are looked up at PC-1 (a return address can sit just past the
   end of a function that ends in a noreturn call); the reported PC is the
   return address itself;
-* registers other than SP/FP/RA are only known in the innermost frame, so a
-  rule that needs one in an outer frame stops the walk ("register
-  unavailable") instead of guessing.
+* the caller's SP is the CFA, except on s390x, where the CFA is the SP at the
+  call + 160 (SFRAME_S390X_SP_VAL_OFFSET, the kernel's SFRAME_SP_OFFSET);
+* registers other than SP/FP/RA are only known in the innermost frame (and in
+  a frame a signal interrupted), so a rule that needs one in an outer frame
+  stops the walk ("register unavailable") instead of guessing;
+* a signal trampoline (a v3 signal FDE, or the sigreturn code itself where
+  there is no FDE; x86-64, aarch64 LE, s390x) is stepped through as gdb does:
+  the interrupted frame's registers come from the kernel's signal frame
+  (sigframe.py), and that frame's PC is exact (no PC-1 lookup).
 
 Termination: every successful step strictly raises SP (the innermost frame may
-keep it), SP is bounded by 2**64, and the frame cap bounds the rest.
+keep it; a signal frame's interrupted SP must be above it too), SP is bounded
+by 2**64, and the frame cap bounds the rest.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from dataclasses import dataclass, field
 from ..format import constants as C
 from ..format.fre_rules import RegRule, fre_rules
 from ..format.model import Header
-from .abi import ABIS, Abi
+from . import sigframe
+from .abi import ABIS, SP_VAL_OFFSET, Abi
 from .memory import ADDR_MASK, Memory, read_word
 from .table import Miss, Row, SFrameTable, TableSet
 
@@ -79,13 +87,14 @@ class Frame:
     index: int
     pc: int
     sp: int
-    fp: int
+    fp: int | None  # None: saved in a register whose value is not known here
     cfa: int | None = None
     section: str | None = None
     fde: int | None = None
     fre: int | None = None
     func_start: int | None = None
     ra_mangled: bool = False
+    signal: bool = False  # a signal trampoline: the next frame is the interrupted one
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +164,9 @@ class Unwinder:
         self.pac_mask = pac_mask
         if abi is None:
             abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
-        self.abi: Abi = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+        self.abi_id = abi if abi in ABIS else C.ABI_AMD64_LE
+        self.abi: Abi = ABIS[self.abi_id]
+        self.sp_val_off = SP_VAL_OFFSET.get(self.abi_id, 0)
         # (table, FDE index, FRE index) -> the row's rules, or why the row is unusable.
         self._rules: dict[tuple[SFrameTable, int, int],
                           tuple[RegRule, RegRule | None, RegRule | None] | _StepFail] = {}
@@ -171,25 +182,53 @@ class Unwinder:
     # -- the walk ----------------------------------------------------------
 
     def _frames(self, regs: Registers, walk: Walk) -> Iterator[Frame]:
-        pc, sp, fp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK, regs.fp & ADDR_MASK
+        pc, sp = regs.pc & ADDR_MASK, regs.sp & ADDR_MASK
+        fp: int | None = regs.fp & ADDR_MASK
         find = self.tables.find
+        # `full`: every register is known (the innermost frame, or the frame a signal
+        # interrupted); such a frame's PC is exact, not a return address.
+        full: Registers | None = regs
         for index in range(self.max_frames):
-            topmost = index == 0
-            lookup_pc = pc if topmost or not self.caller_pc_adjust else (pc - 1) & ADDR_MASK
+            exact = full is not None or not self.caller_pc_adjust
+            lookup_pc = pc if exact else (pc - 1) & ADDR_MASK
             table = find(lookup_pc)
+            got = None if table is None else table.lookup(lookup_pc)
+            if (table is None or isinstance(got, Miss)) and self._sigtramp(
+                    pc, got, table is None):
+                regs_after = sigframe.interrupted(self.memory, self.abi_id, sp, pc)
+                if regs_after is None:
+                    walk.stop = Stop(StopReason.UNREADABLE, f"signal frame at {pc:#x}: cannot "
+                                     f"read the saved registers above SP {sp:#x}", pc,
+                                     table.name if table else None)
+                    yield Frame(index, pc, sp, fp, signal=True)
+                    return
+                new_sp = regs_after.sp & ADDR_MASK
+                if new_sp <= sp:
+                    walk.stop = Stop(StopReason.CFA_NOT_UP, f"signal frame at {pc:#x}: the "
+                                     f"interrupted SP {new_sp:#x} is not above SP {sp:#x} "
+                                     "(an alternate signal stack?)", pc,
+                                     table.name if table else None)
+                    yield Frame(index, pc, sp, fp, signal=True)
+                    return
+                yield Frame(index, pc, sp, fp, cfa=new_sp,
+                            section=table.name if table else None, signal=True)
+                full = Registers(regs_after.pc, new_sp, regs_after.fp, regs_after.ra,
+                                 regs_after.others)
+                pc, sp, fp = full.pc & ADDR_MASK, new_sp, full.fp & ADDR_MASK
+                continue
             if table is None:
                 walk.stop = Stop(StopReason.NO_FDE, f"{pc:#x} is in no SFrame section's text",
                                  pc)
                 yield Frame(index, pc, sp, fp)
                 return
-            got = table.lookup(lookup_pc)
             if isinstance(got, Miss):
                 walk.stop = Stop(_MISS_REASON[got.kind], got.message, pc, table.name,
                                  got.offset)
                 yield Frame(index, pc, sp, fp, section=table.name, fde=got.fde_index)
                 return
+            assert got is not None
             try:
-                cfa, ra, new_fp = self._step(table, got, regs if topmost else None, sp, fp)
+                cfa, ra, new_fp = self._step(table, got, full, sp, fp)
             except _StepFail as exc:
                 walk.stop = Stop(exc.reason, exc.detail, pc, table.name, exc.offset)
                 yield Frame(index, pc, sp, fp, None, table.name, got.fde_index, got.fre_index,
@@ -197,8 +236,26 @@ class Unwinder:
                 return
             yield Frame(index, pc, sp, fp, cfa, table.name, got.fde_index, got.fre_index,
                         got.func_start, got.fre.mangled_ra)
-            pc, sp, fp = ra, cfa, new_fp
+            pc, sp, fp, full = ra, (cfa + self.sp_val_off) & ADDR_MASK, new_fp, None
         walk.stop = Stop(StopReason.FRAME_CAP, f"stopped after {self.max_frames} frames", pc)
+
+    def _sigtramp(self, pc: int, miss: Row | Miss | None, no_table: bool) -> bool:
+        """Whether the frame at `pc` is a signal trampoline we can step through: a v3
+        signal FDE says so (looked up at PC itself too: a handler returns to the
+        trampoline's first byte, and an FDE may start right there), or, in code without
+        a usable FDE, its instruction bytes do."""
+        if not sigframe.supported(self.abi_id):
+            return False
+        if isinstance(miss, Miss) and miss.kind == "signal":
+            return True
+        if not (no_table or (isinstance(miss, Miss) and miss.kind in ("no-fde", "no-fre"))):
+            return False
+        exact = self.tables.find(pc)
+        if exact is not None:
+            got = exact.lookup(pc)
+            if isinstance(got, Miss) and got.kind == "signal":
+                return True
+        return sigframe.is_trampoline(self.memory, self.abi_id, pc)
 
     def _row_rules(self, table: SFrameTable, h: Header, row: Row, where: str
                    ) -> tuple[RegRule, RegRule | None, RegRule | None] | _StepFail:
@@ -222,7 +279,7 @@ class Unwinder:
             return _StepFail(StopReason.MALFORMED, f"{table.name}: {where}: {exc}", fre.offset)
 
     def _step(self, table: SFrameTable, row: Row, top: Registers | None, sp: int,
-              fp: int) -> tuple[int, int, int]:
+              fp: int | None) -> tuple[int, int, int | None]:
         """(CFA, RA, FP) of the caller; `top` is set only for the innermost frame."""
         h = table.header
         assert h is not None
@@ -242,6 +299,10 @@ class Unwinder:
             if num == self.abi.sp:
                 return sp
             if num == self.abi.fp:
+                if fp is None:
+                    raise _StepFail(StopReason.REGISTER_UNAVAILABLE,
+                                    f"{where}: needs the FP, which the callee saved in a "
+                                    "register whose value is unknown")
                 return fp
             if top is not None:
                 if num == self.abi.ra and top.ra is not None:
@@ -259,7 +320,7 @@ class Unwinder:
             return value
 
         assert cfa_rule.reg is not None
-        if cfa_rule.reg == self.abi.fp and fp < sp:
+        if cfa_rule.reg == self.abi.fp and fp is not None and fp < sp:
             # As the kernel: an FP below SP means the saved-FP chain leads back down
             # the stack (a cycle or garbage), even if FP + offset happened to clear SP.
             raise _StepFail(StopReason.CFA_NOT_UP,
@@ -267,10 +328,13 @@ class Unwinder:
         cfa = (reg(cfa_rule.reg) + cfa_rule.offset) & ADDR_MASK
         if cfa_rule.deref:
             cfa = load(cfa, "the CFA")
-        # Progress: the CFA must be above SP (the innermost frame may keep SP).
-        if cfa < sp or (cfa == sp and top is None):
-            raise _StepFail(StopReason.CFA_NOT_UP,
-                            f"{where}: CFA {cfa:#x} is not above SP {sp:#x}")
+        # Progress: the caller's SP (the CFA, or CFA - 160 on s390x) must be above SP (the
+        # innermost frame may keep SP).
+        caller_sp = cfa + self.sp_val_off
+        if caller_sp < sp or (caller_sp == sp and top is None):
+            what = f"CFA {cfa:#x}" if not self.sp_val_off else \
+                f"the caller's SP (CFA {cfa:#x} {self.sp_val_off:+d})"
+            raise _StepFail(StopReason.CFA_NOT_UP, f"{where}: {what} is not above SP {sp:#x}")
         if cfa % ws:
             raise _StepFail(StopReason.MISALIGNED_CFA,
                             f"{where}: CFA {cfa:#x} is not {ws}-byte aligned")
@@ -292,7 +356,14 @@ class Unwinder:
         ra = apply(ra_rule, ra_now, "RA")
         if fre.mangled_ra and self.pac_mask:
             ra &= ~self.pac_mask & ADDR_MASK
-        new_fp = apply(fp_rule, fp, "FP")
+        try:
+            new_fp: int | None = apply(fp_rule, fp, "FP") if fp_rule is not None else fp
+        except _StepFail as exc:
+            if exc.reason is not StopReason.REGISTER_UNAVAILABLE:
+                raise
+            # As gdb: the caller's FP is unknown (e.g. s390x saves it in a floating-point
+            # register the core does not hold); the walk stops only if it is needed.
+            new_fp = None
         return cfa, ra, new_fp
 
 
