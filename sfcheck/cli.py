@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 
 from . import __version__
 from .argtypes import positive
+from .cli_output import add_display_options
 
 # Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
 # unwinder or the archive readers (start-up is most of a small file's check).
 if TYPE_CHECKING:
     from .elf import ElfSFrameInfo
-    from .result import Result
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+# 70 (EX_SOFTWARE): sfcheck itself failed; a gate tells it from "package bad" (1).
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
 
 _BFD_NAMES = {("EM_X86_64", 64, True): "elf64-x86-64", ("EM_386", 32, True): "elf32-i386",
               ("EM_AARCH64", 64, True): "elf64-littleaarch64",
@@ -162,42 +163,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = EXIT_USAGE
         elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
-    return _write_report(args, result, status)
-
-
-def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
-    """Render the scan in --format to --output (or stdout); the exit status stays."""
-    from .report import text  # the others load only when asked for
-
-    if args.quiet and not args.output:
-        return status
-    try:
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    except OSError as exc:
-        print(f"sfcheck: error: cannot write {args.output}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        if args.format == "json":
-            from .report import json_out
-            json_out.render(result, out, args.fail_on, status)
-        elif args.format == "sarif":
-            from .report import sarif
-            sarif.render(result, out, status)
-        elif args.format == "junit":
-            from .report import junit
-            junit.render(result, out, args.fail_on)
-        else:
-            colour = out is sys.stdout and sys.stdout.isatty() and not args.no_color
-            sk = result.skipped
-            many = len(result.files) > 1 or sk.non_elf + sk.links + sk.special > 0
-            text.render(result, out, colour, summary=many and not args.no_summary)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    if not args.quiet:
-        text.render_unused_waivers(result, sys.stderr)
-    return status
+    from .cli_output import write_report
+    args.status_so_far = status  # main() returns it if stdout closes while writing
+    return write_report(args, result, status)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -255,18 +223,44 @@ def _explain_profiles(rule_id: str) -> None:
 def cmd_profiles(args: argparse.Namespace) -> int:
     from .profiles import PROFILES, describe
 
-    names = args.names or list(PROFILES)
-    unknown = [n for n in names if n not in PROFILES]
+    unknown = [n for n in args.names if n not in PROFILES]
     if unknown:
         print(f"sfcheck: error: unknown profile {unknown[0]!r} (one of {', '.join(PROFILES)})",
               file=sys.stderr)
         return EXIT_USAGE
-    for i, name in enumerate(names):
+    if not args.names:
+        for line in profile_table():
+            print(line)
+        return EXIT_OK
+    for i, name in enumerate(args.names):
         if i:
             print()
         for line in describe(PROFILES[name]):
             print(line)
     return EXIT_OK
+
+
+def profile_table() -> list[str]:
+    """One line per profile, from the profile data: versions, required flags, what else
+    it rejects (the README's table)."""
+    from .profiles import PROFILES, flag_names
+
+    rows = [("PROFILE", "VERSIONS", "REQUIRED FLAGS", "ALSO REJECTS", "SOURCE")]
+    for p in PROFILES.values():
+        flags = sorted({flag_names(f) for f in p.required_flags.values()}) or ["none"]
+        rejects = [what for on, what in (
+            (p.rejects_auxhdr, "auxhdr"), (p.rejects_empty, "num_fdes/num_fres 0"),
+            (p.ignores_fdeoff, "fdeoff != 0"), (p.ignores_freoff, "a gap before the FREs"),
+            (p.increasing_starts, "equal FDE starts"),
+            (p.one_text_segment, "FDEs in several PF_X segments")) if on]
+        versions = ", ".join(f"v{v}" for v in sorted(p.versions)) if p.consumer or \
+            p.name != "strict" else "all"
+        rows.append((p.name, versions, "; ".join(flags), ", ".join(rejects) or "-",
+                     p.sources[0] if p.sources else "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
+             for r in rows]
+    return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
 
 
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
@@ -276,9 +270,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; given the `command` about to run, it skips what only other
     commands need (the profile list loads the rule catalogue: `sfcheck dump` need not)."""
     parser = argparse.ArgumentParser(
-        prog="sfcheck", description="Validate, dump and fuzz SFrame stack-trace sections.",
+        prog="sfcheck", description="Validate, dump and unwind with SFrame stack-trace sections. "
+        "`sfcheck FILE...` means `sfcheck check FILE...`.",
         epilog="Exit status: 0 success, 1 findings or undecodable SFrame data, "
-               "2 usage error or unreadable/non-ELF file.")
+               "2 usage error or unreadable/non-ELF file or unwritable report, "
+               "70 internal error (a bug in sfcheck), 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser(
@@ -309,7 +305,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog="exit status:\n  0  nothing (not waived) at or above --fail-on\n"
                "  1  findings at or above --fail-on\n"
                "  2  usage error, or a file that could not be read (unreadable, not ELF,\n"
-               "     or an archive refused as malformed or hostile)")
+               "     or an archive refused as malformed or hostile), or the report could\n"
+               "     not be written\n"
+               " 70  internal error: a bug in sfcheck (one line names it and the input)\n"
+               "130  interrupted (SIGINT)\n"
+               "A closed stdout (`sfcheck DIR | head`) ends quietly with the status the\n"
+               "findings give.")
     check.add_argument("files", nargs="*", metavar="FILE")
     check.add_argument("--from-file", metavar="LIST",
                        help="also read input paths from LIST, one per line or NUL-separated "
@@ -343,7 +344,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="switch a rule or group off (repeatable)")
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
-    check.add_argument("--no-color", action="store_true", help="no colour even on a terminal")
+    add_display_options(check)
     if command in (None, "check"):
         from .profiles import PROFILE_NAMES
     else:
@@ -370,23 +371,62 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def suggest_command(word: str) -> str | None:
+    """The subcommand a mistyped first argument was probably meant to be."""
+    import difflib
+    import os
+
+    if word.startswith("-") or os.path.lexists(word) or "/" in word or "." in word:
+        return None
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every way out is an exit status and at most one line on stderr."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
-    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    if getattr(args, "vma", 0) and not args.raw:
-        parser.error("--vma applies to --raw sections only (ELF files give the address)")
-    func: Callable[[argparse.Namespace], int] = args.func
+    args: argparse.Namespace | None = None
     try:
+        if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+            guess = suggest_command(argv[0])
+            if guess is not None:
+                print(f"sfcheck: error: no such file or command {argv[0]!r}; "
+                      f"did you mean `{guess}`?", file=sys.stderr)
+                return EXIT_USAGE
+            argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
+        parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        if getattr(args, "vma", 0) and not args.raw:
+            parser.error("--vma applies to --raw sections only (ELF files give the address)")
+        func: Callable[[argparse.Namespace], int] = args.func
         return func(args)
-    except BrokenPipeError:  # `sfcheck dump big.so | head`
-        sys.stderr.close()
-        return EXIT_OK
+    except BrokenPipeError:  # `sfcheck DIR | head`: stop quietly, keep the findings' status
+        _drop_stdout()
+        return getattr(args, "status_so_far", EXIT_OK)
+    except KeyboardInterrupt:
+        print("sfcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # last resort: a bug, told apart from findings (1) and usage (2)
+        inputs = " ".join(getattr(args, "files", None) or [])[:200] or "(no input)"
+        print(f"sfcheck: internal error (a bug in sfcheck, please report it): "
+              f"{type(exc).__name__}: {exc} [command {getattr(args, 'command', None)}, "
+              f"input {inputs}]".replace("\n", " "), file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
