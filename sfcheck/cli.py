@@ -1,12 +1,11 @@
-"""Command line: `sfcheck dump ...` (and, as they land, the checker's commands)."""
+"""Command line: the parser, `main` (exit statuses, last-resort handler) and the small
+commands; `dump` is in cli_dump.py, report writing and display options in cli_output.py."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from . import __version__
 from .argtypes import positive
@@ -14,25 +13,8 @@ from .cli_output import add_display_options
 
 # Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
 # unwinder or the archive readers (start-up is most of a small file's check).
-if TYPE_CHECKING:
-    from .elf import ElfSFrameInfo
-
 # 70 (EX_SOFTWARE): sfcheck itself failed; a gate tells it from "package bad" (1).
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
-
-_BFD_NAMES = {("EM_X86_64", 64, True): "elf64-x86-64", ("EM_386", 32, True): "elf32-i386",
-              ("EM_AARCH64", 64, True): "elf64-littleaarch64",
-              ("EM_AARCH64", 64, False): "elf64-bigaarch64", ("EM_S390", 64, False): "elf64-s390"}
-
-
-def bfd_name(info: ElfSFrameInfo) -> str:
-    """The format name objdump prints on its `file format` line."""
-    key = (info.e_machine, info.elfclass, info.little_endian)
-    endian = "little" if info.little_endian else "big"
-    return _BFD_NAMES.get(key, f"elf{info.elfclass}-{endian}")
-
-
-
 
 def parse_address(text: str) -> int:
     try:
@@ -44,85 +26,10 @@ def parse_address(text: str) -> int:
     return value
 
 
-class _Out:
-    """stdout/stderr writers; keeps the exit status."""
-
-    def __init__(self) -> None:
-        self.status = EXIT_OK
-
-    def err(self, path: str, message: str, status: int) -> None:
-        print(f"{path}: error: {message}", file=sys.stderr)
-        self.status = max(self.status, status)
-
-    def note(self, path: str, message: str) -> None:
-        print(f"{path}: {message}", file=sys.stderr)
-
-
-def _read_raw(path: str, out: _Out) -> bytes | None:
-    """A bare section file's bytes, or None after reporting why it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        out.err(path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
-        return None
-
-
-def _sections(path: str, args: argparse.Namespace, out: _Out):
-    """(name, vma, bytes) for each SFrame section of `path`, or None after reporting."""
-    from .elf import ElfError, load_elf
-
-    if args.raw:
-        data = _read_raw(path, out)
-        return None if data is None else (None, [(args.section or ".sframe", args.vma, data)])
-    try:
-        info = load_elf(path)
-    except ElfError as exc:
-        out.err(path, exc.message, EXIT_USAGE)
-        return None
-    found = [(s.name, s.vma, s.raw_data if args.no_relocs else s.data) for s in info.sections
-             if args.section is None or s.name == args.section]
-    if not found:
-        out.note(path, "no SFrame section")
-    return info, found
-
-
 def cmd_dump(args: argparse.Namespace) -> int:
-    from .dump.json_out import dump_json
-    from .dump.objdump import dump_chunks
-    from .errors import DecodeError
+    from .cli_dump import cmd_dump as run
 
-    out = _Out()
-    files = []
-    for path in args.files:
-        got = _sections(path, args, out)
-        if got is None:
-            continue
-        info, sections = got
-        if args.json:
-            files.append({"path": path, "sections": [dump_json(d, vma, name)
-                                                     for name, vma, d in sections]})
-            for sec in files[-1]["sections"]:
-                if sec["error"]:
-                    out.status = max(out.status, EXIT_FINDINGS)
-            continue
-        if info is not None:
-            print(f"\n{path}:     file format {bfd_name(info)}\n")
-        for name, vma, data in sections:
-            if not data:
-                out.note(path, f"section {name} is empty: no SFrame data")
-                continue
-            try:
-                for chunk in dump_chunks(data, vma, name):  # thousands of lines a write
-                    sys.stdout.write(chunk)
-                    sys.stdout.write("\n")
-            except DecodeError as exc:
-                sys.stdout.flush()
-                out.err(path, f"{name}: SFrame decode failure: {exc}", EXIT_FINDINGS)
-    if args.json:
-        json.dump({"sfcheck_version": __version__, "files": files}, sys.stdout, indent=2)
-        print()
-    return out.status
+    return run(args)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -280,7 +187,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dump = sub.add_parser(
         "dump", help="print SFrame sections as `objdump --sframe` does",
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
-                    "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON.")
+                    "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
+                    "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
     dump.add_argument("files", nargs="+", metavar="FILE")
     dump.add_argument("--raw", action="store_true",
                       help="FILE holds a bare SFrame section, not an ELF file")

@@ -4,9 +4,9 @@ File and member names are bytes; sfcheck holds them as `str` decoded with
 `surrogateescape` (a byte 0xXX that is not UTF-8 becomes U+DCXX). Text lines must not
 carry a newline or escape sequence from a name (it would forge a report line or drive the
 terminal), and XML cannot carry control characters or lone surrogates. The rule, the same
-in text and JUnit: a backslash becomes `\\\\`, a control character (C0, DEL, C1) `\\xNN`,
-an undecodable byte `\\xNN` of that byte, and
-any other lone surrogate or U+FFFE/U+FFFF `\\uNNNN`; everything else is kept. It is lossless:
+in text and JUnit: a backslash becomes `\\\\`; a C0 control or DEL `\\xNN` (NN < 80); an
+undecodable byte `\\xNN` of that byte (NN >= 80); a C1 control, any other lone surrogate
+and U+FFFE/U+FFFF `\\uNNNN`; everything else is kept. It is lossless:
 the escaped form reads back to the original bytes. JSON and SARIF carry the `str`
 itself: JSON's `\\udcXX` escape keeps the byte (see README).
 """
@@ -25,7 +25,7 @@ def _one(m: re.Match[str]) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
         return f"\\x{code - 0xDC00:02x}"
-    if code > 0xFF:  # a lone surrogate that is no escaped byte, or U+FFFE/U+FFFF
+    if code >= 0x80:  # C1 control, a lone surrogate that is no escaped byte, U+FFFE/U+FFFF
         return f"\\u{code:04x}"
     return f"\\x{code:02x}"
 
