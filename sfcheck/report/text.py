@@ -55,10 +55,12 @@ def _line(f: Finding, colour: bool) -> str:
 
 def collapsed(result: Result, opts: ReportOptions) -> set[str]:
     """Producer-defect rules a scan lists once in the summary instead of per file: those
-    found in more than one file, unless -I asked for every line."""
+    found in more than one file, unless -I asked for every line. Errors are always listed:
+    a file that fails the gate is named."""
     if opts.single or opts.show == Severity.INFO:
         return set()
-    return {r.rule for r in summarize(result).rules if producer(r.rule) and r.files > 1}
+    return {r.rule for r in summarize(result).rules
+            if producer(r.rule) and r.files > 1 and Severity.parse(r.severity) < Severity.ERROR}
 
 
 def shown(res: FileResult, opts: ReportOptions, skip: set[str] = frozenset()) -> list[Finding]:
@@ -86,7 +88,9 @@ def render_file(res: FileResult, out: TextIO, opts: ReportOptions,
         print(f"{escape(res.path)}: {what}: " + counts_text(
             counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO], waived),
             file=out)
-    return sum(f.severity < opts.show for f in res.findings)
+    # elf-no-sframe infos of a scan are not "hidden": -I does not list them either
+    return sum(f.severity < opts.show and (opts.single or f.rule != "elf-no-sframe")
+               for f in res.findings)
 
 
 def render_unused_waivers(result: Result, out: TextIO) -> None:
