@@ -294,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every way out is an exit status and at most one line on stderr."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args: argparse.Namespace | None = None
+    _complete()
     try:
         if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
             guess = suggest_command(argv[0])
@@ -323,6 +324,20 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{type(exc).__name__}: {exc} [command {getattr(args, 'command', None)}, "
               f"input {inputs}]".replace("\n", " "), file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _complete() -> None:
+    """Shell completion (argcomplete, optional): only when the shell asks, so a normal run
+    never imports it. `eval "$(register-python-argcomplete sfcheck)"` turns it on."""
+    import os
+
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        import argcomplete
+    except ImportError:
+        return
+    argcomplete.autocomplete(build_parser())  # prints the candidates and exits
 
 
 def _drop_stdout() -> None:

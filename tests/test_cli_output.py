@@ -345,3 +345,46 @@ def test_last_resort_never_reached_on_corpus_and_regressions(
 def test_show_default_is_a_severity() -> None:
     assert report_pkg.ReportOptions().show is Severity.INFO
     assert set(report_pkg.RENDERERS) == {"text", "json", "sarif", "junit"}
+
+
+# --- man page and completion (generated from the parser, never hand-written) ---------
+
+def test_man_page_is_generated_from_the_parser() -> None:
+    pytest.importorskip("argparse_manpage", reason="pip install argparse-manpage (test extra)")
+    code = "import sys\nfrom argparse_manpage.cli import main\nsys.exit(main())"
+    proc = subprocess.run([sys.executable, "-c", code, "--module", "sfcheck.cli",
+                           "--function", "build_parser", "--prog", "sfcheck"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page = proc.stdout
+    assert page.startswith(".TH")
+    for command in ("check", "dump", "rules", "explain", "profiles", "unwind"):
+        assert f"'sfcheck {command}'" in page
+    for option in ("fail\\-on", "show", "color", "require\\-sframe", "no\\-relocs"):
+        assert f"\\-\\-{option}" in page
+
+
+def _complete(line: str, tmp_path: Path) -> list[str]:
+    pytest.importorskip("argcomplete", reason="pip install argcomplete (completion extra)")
+    out = tmp_path / "candidates"
+    env = {**os.environ, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line,
+           "COMP_POINT": str(len(line)), "COMP_TYPE": "9",
+           "_ARGCOMPLETE_STDOUT_FILENAME": str(out)}
+    proc = subprocess.run([sys.executable, "-m", "sfcheck"], cwd=ROOT, env=env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [c.strip() for c in out.read_text().split("\n") if c.strip()]
+
+
+def test_shell_completion(tmp_path: Path) -> None:
+    assert _complete("sfcheck pro", tmp_path) == ["profiles"]
+    assert _complete("sfcheck check --fo", tmp_path) == ["--format"]
+    assert set(_complete("sfcheck check --show ", tmp_path)) == {"error", "warning", "info"}
+
+
+def test_a_normal_run_never_imports_the_completion_library() -> None:
+    code = ("import sys\nfrom sfcheck.cli import main\nmain(['rules'])\n"
+            "print('argcomplete' in sys.modules, 'build_manpages' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout.splitlines()[-1] == "False False"
