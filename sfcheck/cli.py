@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from . import __version__
 from .argtypes import positive
-from .cli_output import add_display_options
+from .cli_output import add_display_options, drop_stdout
 
 # Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
 # unwinder or the archive readers (start-up is most of a small file's check).
@@ -313,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         func: Callable[[argparse.Namespace], int] = args.func
         return func(args)
     except BrokenPipeError:  # `sfcheck DIR | head`: stop quietly, keep the findings' status
-        _drop_stdout()
+        drop_stdout()
         return getattr(args, "status_so_far", EXIT_OK)
     except KeyboardInterrupt:
         print("sfcheck: interrupted", file=sys.stderr)
@@ -338,18 +338,6 @@ def _complete() -> None:
     except ImportError:
         return
     argcomplete.autocomplete(build_parser())  # prints the candidates and exits
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 if __name__ == "__main__":

@@ -83,8 +83,16 @@ def write_report(args: argparse.Namespace, result: Result, status: int) -> int:
         colour=target is not None and use_colour(args.color, target), single=single,
         summary=not args.no_summary)
     if target is not None:
-        render(args.format, result, target, opts)
-        target.flush()  # a full disk or closed pipe shows here, not at exit
+        try:
+            render(args.format, result, target, opts)
+            target.flush()  # a full disk or closed pipe shows here, not at exit
+        except BrokenPipeError:
+            raise  # cli.main: quiet, with the findings' status
+        except OSError as exc:  # `sfcheck DIR > /dev/full`
+            drop_stdout()
+            print(f"sfcheck: error: cannot write the report to stdout: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     else:
         try:
             _write_file(args.output, lambda f: render(args.format, result, f, opts))
@@ -121,3 +129,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

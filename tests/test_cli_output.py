@@ -261,6 +261,12 @@ def test_disk_full_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
         assert main(["check", "-j", "1", "--format", fmt, "-o", "/dev/full", str(BAD)]) == 2
         err = capsys.readouterr().err
         assert err == "sfcheck: error: cannot write /dev/full: No space left on device\n"
+    with open("/dev/full", "w") as full:  # `sfcheck FILE > /dev/full`: stdout itself fails
+        proc = subprocess.run([sys.executable, "-m", "sfcheck", "-j", "1", str(BAD)], cwd=ROOT,
+                              stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == (b"sfcheck: error: cannot write the report to stdout: "
+                           b"No space left on device\n")
 
 
 def test_failed_write_leaves_the_old_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
