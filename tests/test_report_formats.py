@@ -13,7 +13,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 
 from sfcheck.cli import main
-from sfcheck.report import json_out
+from sfcheck.report import json_report
 from sfcheck.rules import RULES
 from sfcheck.rules.registry import GROUPS
 
@@ -77,12 +77,12 @@ def test_text_tree_with_summary_table(tree: Path) -> None:
 
 
 def test_json_validates_against_shipped_schema(tree: Path) -> None:
-    schema = json_out.schema()  # read through importlib.resources: shipped as package data
+    schema = json_report.schema()  # read through importlib.resources: shipped as package data
     jsonschema.Draft202012Validator.check_schema(schema)
     status, text = run(tree, "json")
     doc = json.loads(text)
     jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
-    assert doc["schema_version"] == json_out.SCHEMA_VERSION and doc["exit_status"] == status == 2
+    assert doc["schema_version"] == json_report.SCHEMA_VERSION and doc["exit_status"] == status == 2
     assert [f["path"].removeprefix(str(tree) + "/") for f in doc["files"]] == [
         "bad.so", "evil.tar", "libv1.so", "libx.a:x.o", "pkg.deb:./usr/lib/libv3.so"]
     member = doc["files"][-1]

@@ -13,7 +13,7 @@ from typing import TextIO
 from ..result import Result, Severity
 
 # --format name -> module of this package with `render(result, out, opts)`.
-RENDERERS = {"text": "text", "json": "json_out", "sarif": "sarif", "junit": "junit"}
+RENDERERS = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit"}
 
 
 @dataclass(frozen=True, slots=True)
