@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .report.escape import escape  # names never forge lines (README: Report integrity)
 
 if TYPE_CHECKING:
     from .elf import ElfSFrameInfo
@@ -36,11 +37,11 @@ class _Out:
         self.status = EXIT_OK
 
     def err(self, path: str, message: str, status: int) -> None:
-        print(f"{path}: error: {message}", file=sys.stderr)
+        print(f"{escape(path)}: error: {escape(message)}", file=sys.stderr)
         self.status = max(self.status, status)
 
     def note(self, path: str, message: str) -> None:
-        print(f"{path}: {message}", file=sys.stderr)
+        print(f"{escape(path)}: {escape(message)}", file=sys.stderr)
 
 
 def _read_raw(path: str, out: _Out) -> bytes | None:
@@ -127,7 +128,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
                     out.status = max(out.status, EXIT_FINDINGS)
             continue
         if info is not None:
-            print(f"\n{path}:     file format {bfd_name(info)}\n")
+            print(f"\n{escape(path)}:     file format {bfd_name(info)}\n")
         for name, vma, data in sections:
             if not data:
                 out.note(path, f"section {name} is empty: no SFrame data")

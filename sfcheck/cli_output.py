@@ -73,6 +73,7 @@ def write_report(args: argparse.Namespace, result: Result, status: int) -> int:
     """Render the scan in --format to --output (or stdout); the exit status stays, or
     becomes 2 when the report cannot be written."""
     from .report import ReportOptions, render, text
+    from .report.escape import escape
 
     if args.quiet and not args.output:
         return status
@@ -97,8 +98,8 @@ def write_report(args: argparse.Namespace, result: Result, status: int) -> int:
         try:
             _write_file(args.output, lambda f: render(args.format, result, f, opts))
         except OSError as exc:
-            print(f"sfcheck: error: cannot write {args.output}: {exc.strerror or exc}",
-                  file=sys.stderr)
+            print(f"sfcheck: error: cannot write {escape(args.output)}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
     if not args.quiet:
         text.render_unused_waivers(result, sys.stderr)

@@ -396,3 +396,10 @@ def test_a_normal_run_never_imports_the_completion_library() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.stdout.splitlines()[-1] == "False False"
+
+
+def test_dump_escapes_names(hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dump", str(hostile)]) == 0
+    out = capsys.readouterr().out
+    assert f"\n{hostile}/lib\\xff\\x0ax: error: [forged] pwn\\x1b[31m.so:     file format" in out
+    assert "\x1b" not in out and not any(x.startswith("x: error") for x in out.splitlines())
