@@ -329,7 +329,18 @@ def test_sigint_ends_in_one_line() -> None:
 
     # Waiting on a path list from stdin that never ends: the signal always finds it running.
     proc = _run("--from-file", "-", stdin=subprocess.PIPE)
-    time.sleep(2.0)  # past interpreter start-up, when Python's SIGINT handler is in place
+    # Signal once it blocks reading stdin (inside main), not during interpreter start-up.
+    status = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            if "pipe" in status.read_text():
+                break
+        except OSError:
+            time.sleep(2.0)  # no /proc: give start-up time instead
+            break
+    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and err == b"sfcheck: interrupted\n"
