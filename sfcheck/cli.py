@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .argtypes import positive
 from .cli_output import add_display_options, drop_stdout
+from .report.escape import escape
 
 # Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
 # unwinder or the archive readers (start-up is most of a small file's check).
@@ -319,10 +320,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("sfcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # last resort: a bug, told apart from findings (1) and usage (2)
-        inputs = " ".join(getattr(args, "files", None) or [])[:200] or "(no input)"
-        print(f"sfcheck: internal error (a bug in sfcheck, please report it): "
-              f"{type(exc).__name__}: {exc} [command {getattr(args, 'command', None)}, "
-              f"input {inputs}]".replace("\n", " "), file=sys.stderr)
+        # A layer that knows the file being read names it with exc.add_note("input: PATH").
+        notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("input: ")]
+        inputs = (notes[-1].removeprefix("input: ") if notes else
+                  " ".join(getattr(args, "files", None) or [])[:200] or "(no input)")
+        print(escape(f"sfcheck: internal error (a bug in sfcheck, please report it): "
+                     f"{type(exc).__name__}: {exc} [command {getattr(args, 'command', None)}, "
+                     f"input {inputs}]"), file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -322,6 +322,15 @@ def test_interrupt_and_bug_are_one_line(monkeypatch: pytest.MonkeyPatch,
     assert err.count("\n") == 1 and "internal error" in err and "RuntimeError: boom" in err
     assert str(BAD) in err
 
+    def bug_in_member(*_: object) -> None:
+        exc = RuntimeError("boom")
+        exc.add_note("input: pkg.deb:./usr/lib/libx.so")  # how a reading layer names it
+        raise exc
+
+    monkeypatch.setattr(sfcheck.scan, "scan", bug_in_member)
+    assert main(["check", str(BAD)]) == EXIT_INTERNAL
+    assert "input pkg.deb:./usr/lib/libx.so]" in capsys.readouterr().err
+
 
 def test_sigint_ends_in_one_line() -> None:
     import signal
