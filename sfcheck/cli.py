@@ -1,37 +1,21 @@
-"""Command line: `sfcheck dump ...` (and, as they land, the checker's commands)."""
+"""Command line: the parser, `main` (exit statuses, last-resort handler) and the small
+commands; `dump` is in cli_dump.py, report writing and display options in cli_output.py."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from . import __version__
 from .argtypes import positive
+from .cli_output import add_display_options, drop_stdout
+from .report.escape import escape
 
 # Each command imports what it needs: `sfcheck FILE` never loads the dumper, the
 # unwinder or the archive readers (start-up is most of a small file's check).
-if TYPE_CHECKING:
-    from .elf import ElfSFrameInfo
-    from .result import Result
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-_BFD_NAMES = {("EM_X86_64", 64, True): "elf64-x86-64", ("EM_386", 32, True): "elf32-i386",
-              ("EM_AARCH64", 64, True): "elf64-littleaarch64",
-              ("EM_AARCH64", 64, False): "elf64-bigaarch64", ("EM_S390", 64, False): "elf64-s390"}
-
-
-def bfd_name(info: ElfSFrameInfo) -> str:
-    """The format name objdump prints on its `file format` line."""
-    key = (info.e_machine, info.elfclass, info.little_endian)
-    endian = "little" if info.little_endian else "big"
-    return _BFD_NAMES.get(key, f"elf{info.elfclass}-{endian}")
-
-
-
+# 70 (EX_SOFTWARE): sfcheck itself failed; a gate tells it from "package bad" (1).
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
 
 def parse_address(text: str) -> int:
     try:
@@ -43,87 +27,10 @@ def parse_address(text: str) -> int:
     return value
 
 
-class _Out:
-    """stdout/stderr writers; keeps the exit status."""
-
-    def __init__(self) -> None:
-        self.status = EXIT_OK
-
-    def err(self, path: str, message: str, status: int) -> None:
-        print(f"{path}: error: {message}", file=sys.stderr)
-        self.status = max(self.status, status)
-
-    def note(self, path: str, message: str) -> None:
-        print(f"{path}: {message}", file=sys.stderr)
-
-
-def _read_raw(path: str, out: _Out) -> bytes | None:
-    """A bare section file's bytes, or None after reporting why it cannot be read."""
-    from .elf import MAX_SECTION_BYTES
-    from .fileio import InputFileError, read_bounded
-
-    try:  # regular files only, and no bigger than a section sfcheck reads
-        return read_bounded(path, MAX_SECTION_BYTES)
-    except InputFileError as exc:
-        out.err(path, exc.message, EXIT_USAGE)
-        return None
-
-
-def _sections(path: str, args: argparse.Namespace, out: _Out):
-    """(name, vma, bytes) for each SFrame section of `path`, or None after reporting."""
-    from .elf import ElfError, load_elf
-
-    if args.raw:
-        data = _read_raw(path, out)
-        return None if data is None else (None, [(args.section or ".sframe", args.vma, data)])
-    try:
-        info = load_elf(path)
-    except ElfError as exc:
-        out.err(path, exc.message, EXIT_USAGE)
-        return None
-    found = [(s.name, s.vma, s.raw_data if args.no_relocs else s.data) for s in info.sections
-             if args.section is None or s.name == args.section]
-    if not found:
-        out.note(path, "no SFrame section")
-    return info, found
-
-
 def cmd_dump(args: argparse.Namespace) -> int:
-    from .dump.json_out import dump_json
-    from .dump.objdump import dump_chunks
-    from .errors import DecodeError
+    from .cli_dump import cmd_dump as run
 
-    out = _Out()
-    files = []
-    for path in args.files:
-        got = _sections(path, args, out)
-        if got is None:
-            continue
-        info, sections = got
-        if args.json:
-            files.append({"path": path, "sections": [dump_json(d, vma, name)
-                                                     for name, vma, d in sections]})
-            for sec in files[-1]["sections"]:
-                if sec["error"]:
-                    out.status = max(out.status, EXIT_FINDINGS)
-            continue
-        if info is not None:
-            print(f"\n{path}:     file format {bfd_name(info)}\n")
-        for name, vma, data in sections:
-            if not data:
-                out.note(path, f"section {name} is empty: no SFrame data")
-                continue
-            try:
-                for chunk in dump_chunks(data, vma, name):  # thousands of lines a write
-                    sys.stdout.write(chunk)
-                    sys.stdout.write("\n")
-            except DecodeError as exc:
-                sys.stdout.flush()
-                out.err(path, f"{name}: SFrame decode failure: {exc}", EXIT_FINDINGS)
-    if args.json:
-        json.dump({"sfcheck_version": __version__, "files": files}, sys.stdout, indent=2)
-        print()
-    return out.status
+    return run(args)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -161,42 +68,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = EXIT_USAGE
         elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
-    return _write_report(args, result, status)
-
-
-def _write_report(args: argparse.Namespace, result: Result, status: int) -> int:
-    """Render the scan in --format to --output (or stdout); the exit status stays."""
-    from .report import text  # the others load only when asked for
-
-    if args.quiet and not args.output:
-        return status
-    try:
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    except OSError as exc:
-        print(f"sfcheck: error: cannot write {args.output}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        if args.format == "json":
-            from .report import json_out
-            json_out.render(result, out, args.fail_on, status)
-        elif args.format == "sarif":
-            from .report import sarif
-            sarif.render(result, out, status)
-        elif args.format == "junit":
-            from .report import junit
-            junit.render(result, out, args.fail_on)
-        else:
-            colour = out is sys.stdout and sys.stdout.isatty() and not args.no_color
-            sk = result.skipped
-            many = len(result.files) > 1 or sk.non_elf + sk.links + sk.special > 0
-            text.render(result, out, colour, summary=many and not args.no_summary)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    if not args.quiet:
-        text.render_unused_waivers(result, sys.stderr)
-    return status
+    from .cli_output import write_report
+    args.status_so_far = status  # main() returns it if stdout closes while writing
+    return write_report(args, result, status)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -254,18 +128,44 @@ def _explain_profiles(rule_id: str) -> None:
 def cmd_profiles(args: argparse.Namespace) -> int:
     from .profiles import PROFILES, describe
 
-    names = args.names or list(PROFILES)
-    unknown = [n for n in names if n not in PROFILES]
+    unknown = [n for n in args.names if n not in PROFILES]
     if unknown:
         print(f"sfcheck: error: unknown profile {unknown[0]!r} (one of {', '.join(PROFILES)})",
               file=sys.stderr)
         return EXIT_USAGE
-    for i, name in enumerate(names):
+    if not args.names:
+        for line in profile_table():
+            print(line)
+        return EXIT_OK
+    for i, name in enumerate(args.names):
         if i:
             print()
         for line in describe(PROFILES[name]):
             print(line)
     return EXIT_OK
+
+
+def profile_table() -> list[str]:
+    """One line per profile, from the profile data: versions, required flags, what else
+    it rejects (the README's table)."""
+    from .profiles import PROFILES, flag_names
+
+    rows = [("PROFILE", "VERSIONS", "REQUIRED FLAGS", "ALSO REJECTS", "SOURCE")]
+    for p in PROFILES.values():
+        flags = sorted({flag_names(f) for f in p.required_flags.values()}) or ["none"]
+        rejects = [what for on, what in (
+            (p.rejects_auxhdr, "auxhdr"), (p.rejects_empty, "num_fdes/num_fres 0"),
+            (p.ignores_fdeoff, "fdeoff != 0"), (p.ignores_freoff, "a gap before the FREs"),
+            (p.increasing_starts, "equal FDE starts"),
+            (p.one_text_segment, "FDEs in several PF_X segments")) if on]
+        versions = ", ".join(f"v{v}" for v in sorted(p.versions)) if p.consumer or \
+            p.name != "strict" else "all"
+        rows.append((p.name, versions, "; ".join(flags), ", ".join(rejects) or "-",
+                     p.sources[0] if p.sources else "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
+             for r in rows]
+    return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
 
 
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
@@ -275,15 +175,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; given the `command` about to run, it skips what only other
     commands need (the profile list loads the rule catalogue: `sfcheck dump` need not)."""
     parser = argparse.ArgumentParser(
-        prog="sfcheck", description="Validate, dump and fuzz SFrame stack-trace sections.",
+        prog="sfcheck", description="Validate, dump and unwind with SFrame stack-trace sections. "
+        "`sfcheck FILE...` means `sfcheck check FILE...`.",
         epilog="Exit status: 0 success, 1 findings or undecodable SFrame data, "
-               "2 usage error or unreadable/non-ELF file.")
+               "2 usage error or unreadable/non-ELF file or unwritable report, "
+               "70 internal error (a bug in sfcheck), 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     dump = sub.add_parser(
         "dump", help="print SFrame sections as `objdump --sframe` does",
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
-                    "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON.")
+                    "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
+                    "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
     dump.add_argument("files", nargs="+", metavar="FILE")
     dump.add_argument("--raw", action="store_true",
                       help="FILE holds a bare SFrame section, not an ELF file")
@@ -308,7 +211,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog="exit status:\n  0  nothing (not waived) at or above --fail-on\n"
                "  1  findings at or above --fail-on\n"
                "  2  usage error, or a file that could not be read (unreadable, not ELF,\n"
-               "     or an archive refused as malformed or hostile)")
+               "     or an archive refused as malformed or hostile), or the report could\n"
+               "     not be written\n"
+               " 70  internal error: a bug in sfcheck (one line names it and the input)\n"
+               "130  interrupted (SIGINT)\n"
+               "A closed stdout (`sfcheck DIR | head`) ends quietly with the status the\n"
+               "findings give.")
     check.add_argument("files", nargs="*", metavar="FILE")
     check.add_argument("--from-file", metavar="LIST",
                        help="also read input paths from LIST, one per line or NUL-separated "
@@ -342,7 +250,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="switch a rule or group off (repeatable)")
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
-    check.add_argument("--no-color", action="store_true", help="no colour even on a terminal")
+    add_display_options(check)
     if command in (None, "check"):
         from .profiles import PROFILE_NAMES
     else:
@@ -369,23 +277,68 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def suggest_command(word: str) -> str | None:
+    """The subcommand a mistyped first argument was probably meant to be."""
+    import difflib
+    import os
+
+    if word.startswith("-") or os.path.lexists(word) or "/" in word or "." in word:
+        return None
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every way out is an exit status and at most one line on stderr."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
-    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    if getattr(args, "vma", 0) and not args.raw:
-        parser.error("--vma applies to --raw sections only (ELF files give the address)")
-    func: Callable[[argparse.Namespace], int] = args.func
+    args: argparse.Namespace | None = None
+    _complete()
     try:
+        if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+            guess = suggest_command(argv[0])
+            if guess is not None:
+                print(f"sfcheck: error: no such file or command {argv[0]!r}; "
+                      f"did you mean `{guess}`?", file=sys.stderr)
+                return EXIT_USAGE
+            argv.insert(0, "check")  # `sfcheck FILE...` means `sfcheck check FILE...`
+        parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        if getattr(args, "vma", 0) and not args.raw:
+            parser.error("--vma applies to --raw sections only (ELF files give the address)")
+        func: Callable[[argparse.Namespace], int] = args.func
         return func(args)
-    except BrokenPipeError:  # `sfcheck dump big.so | head`
-        sys.stderr.close()
-        return EXIT_OK
+    except BrokenPipeError:  # `sfcheck DIR | head`: stop quietly, keep the findings' status
+        drop_stdout()
+        return getattr(args, "status_so_far", EXIT_OK)
+    except KeyboardInterrupt:
+        print("sfcheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # last resort: a bug, told apart from findings (1) and usage (2)
+        # A layer that knows the file being read names it with exc.add_note("input: PATH").
+        notes = [n for n in getattr(exc, "__notes__", []) if n.startswith("input: ")]
+        inputs = (notes[-1].removeprefix("input: ") if notes else
+                  " ".join(getattr(args, "files", None) or [])[:200] or "(no input)")
+        print(escape(f"sfcheck: internal error (a bug in sfcheck, please report it): "
+                     f"{type(exc).__name__}: {exc} [command {getattr(args, 'command', None)}, "
+                     f"input {inputs}]"), file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _complete() -> None:
+    """Shell completion (argcomplete, optional): only when the shell asks, so a normal run
+    never imports it. `eval "$(register-python-argcomplete sfcheck)"` turns it on."""
+    import os
+
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        import argcomplete
+    except ImportError:
+        return
+    argcomplete.autocomplete(build_parser())  # prints the candidates and exits
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ NOT_FOR_A_PLAIN_CHECK = [
     "sfcheck.unwind.core", "sfcheck.unwind.unwinder",  # `sfcheck unwind`
     "sfcheck.dump.objdump",  # `sfcheck dump`
     "tomllib",  # --waivers
-    "xml.etree", "sfcheck.report.sarif", "sfcheck.report.json_out",  # other --format
+    "xml.etree", "sfcheck.report.sarif", "sfcheck.report.json_report",  # other --format
 ]
 
 

@@ -8,20 +8,18 @@ that could not be read is one case with an error. Jenkins' junit step and GitLab
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
 from ..result import FileResult, Result, Severity
 from ..rules import RULES
 from ..rules.registry import GROUPS
+from . import ReportOptions
+from .escape import escape as _x  # lossless and XML-safe (see report.escape)
 
-_BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
-
-def _x(text: str) -> str:
-    """Text XML 1.0 can carry: control characters and stray surrogates become '?'."""
-    return _BAD_XML.sub("?", text)
+def _lines(lines: list[str]) -> str:
+    return "\n".join(_x(line) for line in lines)
 
 
 def _groups() -> list[str]:
@@ -52,11 +50,11 @@ def _suite(res: FileResult, threshold: Severity | None) -> ET.Element:
                 first = failing[0]
                 more = f" (+{len(failing) - 1} more)" if len(failing) > 1 else ""
                 ET.SubElement(case, "failure", message=_x(f"[{first.rule}] {first.message}{more}"),
-                              type=first.rule).text = _x("\n".join(f.text() for f in failing))
+                              type=first.rule).text = _lines([f.text() for f in failing])
             if other:
-                ET.SubElement(case, "system-out").text = _x("\n".join(
+                ET.SubElement(case, "system-out").text = _lines([
                     f.text() + (f" (waived: {f.waived})" if f.waived is not None else "")
-                    for f in other))
+                    for f in other])
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
@@ -78,8 +76,8 @@ def to_element(result: Result, fail_on: str = "error") -> ET.Element:
     return root
 
 
-def render(result: Result, out: TextIO, fail_on: str = "error") -> None:
-    root = to_element(result, fail_on)
+def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
+    root = to_element(result, opts.fail_on)
     ET.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(root, encoding="unicode"))

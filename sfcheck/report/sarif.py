@@ -2,7 +2,9 @@
 
 Archive members are nested artifacts: the package is an artifact of its own and the
 member's artifact points at it with `parentIndex`, its URI relative to the package
-(SARIF 2.1.0 §3.24.3). Findings with an FDE carry the function start as a
+(SARIF 2.1.0 §3.24.3), taken from FileResult.package/.member (a name is never split on
+':'). URIs percent-encode the name's bytes, so names that are not UTF-8 survive.
+Findings with an FDE carry the function start as a
 `physicalLocation.address` and, when known, the function name as a logical location.
 Waived findings carry an accepted external suppression with the waiver's reason.
 """
@@ -17,6 +19,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..result import FileResult, Finding, Result, Severity
 from ..rules import RULES
+from . import ReportOptions
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -26,10 +29,11 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 def _uri(path: str) -> tuple[str, str | None]:
     """(uri, uriBaseId) for a file path: relative paths are relative to %SRCROOT%."""
-    posix = path.replace(os.sep, "/")
+    # fsencode gives back the name's bytes (surrogateescape), so any byte is percent-encoded
+    posix = os.fsencode(path.replace(os.sep, "/"))
     if os.path.isabs(path):
         return "file://" + quote(posix), None
-    return quote(posix.removeprefix("./")), "%SRCROOT%"
+    return quote(posix.removeprefix(b"./")), "%SRCROOT%"
 
 
 class _Artifacts:
@@ -62,11 +66,10 @@ class _Artifacts:
             return loc
         uri, base = _uri(res.package)
         parent = self.add(uri, base, None)
-        # Nested layers (pkg.deb:./usr/lib/libx.a:x.o) nest as artifacts too.
-        for part in res.member.split(":"):
-            uri = quote(part.removeprefix("./"))
-            parent = self.add(uri, None, parent)
-        return {"uri": uri, "index": parent}
+        # The member is one artifact under its package: its name may hold ':' and is
+        # never split (an inner archive's member path is part of that one name).
+        uri = quote(os.fsencode(res.member).removeprefix(b"./"))
+        return {"uri": uri, "index": self.add(uri, None, parent)}
 
 
 def _rule(rule_id: str) -> dict[str, Any]:
@@ -146,6 +149,6 @@ def to_dict(result: Result, exit_status: int = 0) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render(result: Result, out: TextIO, exit_status: int = 0) -> None:
-    json.dump(to_dict(result, exit_status), out, indent=2)
+def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
+    json.dump(to_dict(result, opts.exit_status), out, indent=2, ensure_ascii=True)
     out.write("\n")

@@ -14,6 +14,7 @@ class RuleCount:
     rule: str
     severity: str  # the severity findings of this rule were reported at (highest seen)
     count: int = 0  # findings, waived ones included
+    files: int = 0  # files (or archive members) with at least one finding of the rule
     waived: int = 0
 
 
@@ -50,8 +51,10 @@ def summarize(result: Result) -> Summary:
         else:
             s.without_sframe += 1
         versions.update({sec.version for sec in res.sections if sec.version})
+        for rid in {f.rule for f in res.findings}:
+            rules.setdefault(rid, RuleCount(rid, "info")).files += 1
         for f in res.findings:
-            rc = rules.setdefault(f.rule, RuleCount(f.rule, str(f.severity)))
+            rc = rules[f.rule]
             if Severity.parse(rc.severity) < f.severity:
                 rc.severity = str(f.severity)
             rc.count += 1
@@ -66,3 +69,11 @@ def summarize(result: Result) -> Summary:
     s.rules = sorted(rules.values(), key=lambda r: (-r.count, order.get(r.rule, 1 << 30),
                                                     r.rule))
     return s
+
+
+def producer(rule_id: str) -> str | None:
+    """The toolchain a `defect-*` rule blames (`defect-ld-...` -> ld), None for other rules."""
+    if not rule_id.startswith("defect-") or RULES.get(rule_id, None) is None:
+        return None
+    tool = rule_id.split("-")[1]
+    return tool if tool in ("ld", "gas", "lld", "gold") else "toolchain"

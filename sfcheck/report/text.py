@@ -1,40 +1,96 @@
-"""Text renderer: `PATH: SEVERITY: [RULE-ID] location: message` lines, a summary line per
-file, and for scans of more than one file a summary table."""
+"""Text renderer: `PATH: SEVERITY: [RULE-ID] location: message` lines, most severe first.
+
+Only findings at or above `--show` are printed (see the README's "What the text report
+shows"). One file (the lint use) ends with its own summary line and, when findings were
+hidden, a hint how to see them. A multi-file scan prints no line for a file with nothing
+to show, never an `elf-no-sframe` info (files without SFrame are counted in the summary),
+and ends with the summary; a producer defect (`defect-*` rule) seen in more than one
+file is said once there, not per file (unless -I). Names are escaped (report.escape)
+so no name forges a line.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import TextIO
 
-from ..result import FileResult, Result, Severity
-from .summary import summarize
+from ..result import FileResult, Finding, Result, Severity
+from . import ReportOptions
+from .escape import escape
+from .summary import producer, summarize
 
 _COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _DIM, _RESET = "\033[2m", "\033[0m"
+_NONE = -1  # sorts a missing location field first
 
 
-def render_file(res: FileResult, out: TextIO, colour: bool = False) -> None:
+def _order(f: Finding) -> tuple[int, str, int, int, int, str]:
+    """Most severe first, then by place in the file."""
+    loc = f.location
+    return (-f.severity, loc.section or "", _NONE if loc.offset is None else loc.offset,
+            _NONE if loc.fde is None else loc.fde, _NONE if loc.fre is None else loc.fre, f.rule)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
+
+
+def counts_text(errors: int, warnings: int, infos: int, waived: int = 0) -> str:
+    """The one wording of finding counts, used by the file line and the summary."""
+    text = ", ".join((_plural(errors, "error"), _plural(warnings, "warning"),
+                      _plural(infos, "info")))
+    return text + (f", {waived} waived" if waived else "")
+
+
+def _line(f: Finding, colour: bool) -> str:
+    line = escape(f.text())
+    if f.waived is not None:
+        line += f" (waived: {escape(f.waived)})"
+        return _DIM + line + _RESET if colour else line
+    if colour:
+        sev = str(f.severity)
+        line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
+    return line
+
+
+def collapsed(result: Result, opts: ReportOptions) -> set[str]:
+    """Producer-defect rules a scan lists once in the summary instead of per file: those
+    found in more than one file, unless -I asked for every line. Errors are always listed:
+    a file that fails the gate is named."""
+    if opts.single or opts.show == Severity.INFO:
+        return set()
+    return {r.rule for r in summarize(result).rules
+            if producer(r.rule) and r.files > 1 and Severity.parse(r.severity) < Severity.ERROR}
+
+
+def shown(res: FileResult, opts: ReportOptions, skip: set[str] = frozenset()) -> list[Finding]:
+    """The findings of `res` the text report prints, in print order."""
+    return sorted((f for f in res.findings if f.severity >= opts.show and f.rule not in skip
+                   and (opts.single or f.rule != "elf-no-sframe" or f.severity > Severity.INFO)),
+                  key=_order)
+
+
+def render_file(res: FileResult, out: TextIO, opts: ReportOptions,
+                skip: set[str] = frozenset()) -> int:
+    """Print one file's lines; the number of findings below --show (not printed)."""
     if res.error:
-        print(f"{res.path}: error: {res.error}", file=out)
-        return
-    for f in res.findings:
-        line = f.text()
-        if f.waived is not None:
-            line += f" (waived: {f.waived})"
-            if colour:
-                line = _DIM + line + _RESET
-        elif colour:
-            sev = str(f.severity)
-            line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
-        print(line, file=out)
-    counts = Counter(f.severity for f in res.findings if f.waived is None)
-    waived = sum(f.waived is not None for f in res.findings)
-    versions = sorted({s.version for s in res.sections if s.version})
-    what = (f"{len(res.sections)} SFrame section(s)"
-            + (f" (v{', v'.join(map(str, versions))})" if versions else ""))
-    print(f"{res.path}: {what}: {counts[Severity.ERROR]} error(s), "
-          f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info"
-          + (f", {waived} waived" if waived else ""), file=out)
+        print(f"{escape(res.path)}: error: {escape(res.error)}", file=out)
+        return 0
+    lines = shown(res, opts, skip)
+    for f in lines:
+        print(_line(f, opts.colour), file=out)
+    if opts.single:
+        counts = Counter(f.severity for f in res.findings if f.waived is None)
+        waived = sum(f.waived is not None for f in res.findings)
+        versions = sorted({s.version for s in res.sections if s.version})
+        what = (f"{len(res.sections)} SFrame section(s)"
+                + (f" (v{', v'.join(map(str, versions))})" if versions else ""))
+        print(f"{escape(res.path)}: {what}: " + counts_text(
+            counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO], waived),
+            file=out)
+    # elf-no-sframe infos of a scan are not "hidden": -I does not list them either
+    return sum(f.severity < opts.show and (opts.single or f.rule != "elf-no-sframe")
+               for f in res.findings)
 
 
 def render_unused_waivers(result: Result, out: TextIO) -> None:
@@ -42,11 +98,12 @@ def render_unused_waivers(result: Result, out: TextIO) -> None:
         where = str(w["path"]) + (f" in {w['package']}" if "package" in w else "")
         extra = (f", function {w['function']}" if "function" in w else "") + (
             f", pc {w['pc']:#x}" if isinstance(w.get("pc"), int) else "")
-        print(f"sfcheck: warning: waiver #{w['index']} ({w['rule']} on {where}{extra}) "
-              "matched no finding", file=out)
+        print(escape(f"sfcheck: warning: waiver #{w['index']} ({w['rule']} on {where}{extra}) "
+                     "matched no finding"), file=out)
 
 
-def render_summary(result: Result, out: TextIO) -> None:
+def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
+                   skip: set[str]) -> None:
     """The table at the end of a multi-file scan."""
     s = summarize(result)
     rows = [("files checked", s.files_checked),
@@ -61,17 +118,28 @@ def render_summary(result: Result, out: TextIO) -> None:
     for name, n in rows:
         if n or not name.startswith("skipped: s"):
             print(f"  {name:<24}{n:>8}", file=out)
-    sev = ", ".join(f"{n} {k}" for k, n in s.severities.items())
-    print(f"  findings: {sev}" + (f", {s.waived} waived" if s.waived else ""), file=out)
+    sev = s.severities
+    print("  findings: " + counts_text(sev["error"], sev["warning"], sev["info"], s.waived)
+          + (f" ({hidden} below --show {show} not listed; -I lists them)" if hidden else ""),
+          file=out)
     if s.rules:
         width = max(len(r.rule) for r in s.rules)
-        print(f"  {'rule':<{width}}  {'severity':<8} {'count':>7} {'waived':>7}", file=out)
+        print(f"  {'rule':<{width}}  {'severity':<8} {'count':>7} {'files':>7} {'waived':>7}",
+              file=out)
         for r in s.rules:
-            print(f"  {r.rule:<{width}}  {r.severity:<8} {r.count:>7} {r.waived:>7}", file=out)
+            print(f"  {r.rule:<{width}}  {r.severity:<8} {r.count:>7} {r.files:>7} "
+                  f"{r.waived:>7}", file=out)
+    for r in s.rules:
+        if r.rule in skip and Severity.parse(r.severity) >= show:
+            print(f"  {producer(r.rule)} defect [{r.rule}] in {r.files} files: one producer "
+                  "bug, not listed per file (-I lists them)", file=out)
 
 
-def render(result: Result, out: TextIO, colour: bool = False, summary: bool = True) -> None:
-    for res in result.files:
-        render_file(res, out, colour)
-    if summary:
-        render_summary(result, out)
+def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
+    skip = collapsed(result, opts)
+    hidden = sum(render_file(res, out, opts, skip) for res in result.files)
+    if opts.single and hidden:
+        print(f"sfcheck: {hidden} finding(s) below --show {opts.show} not listed; "
+              "-I lists them", file=out)
+    if opts.summary and not opts.single:
+        render_summary(result, out, opts.show, hidden, skip)

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..result import FileResult, Finding, Result
 from ..rules import RULES
+from . import ReportOptions
 from .summary import summarize
 
 SCHEMA_VERSION = "1.0"
@@ -54,6 +55,8 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
     }
 
 
-def render(result: Result, out: TextIO, fail_on: str = "error", exit_status: int = 0) -> None:
-    json.dump(to_dict(result, fail_on, exit_status), out, indent=2)
+def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
+    # ensure_ascii: a name byte that is not UTF-8 (held as U+DCXX) is written as the
+    # escape \\udcXX, never as an unencodable character (README: "Names that are not UTF-8").
+    json.dump(to_dict(result, opts.fail_on, opts.exit_status), out, indent=2, ensure_ascii=True)
     out.write("\n")
