@@ -24,7 +24,9 @@ from pathlib import Path
 
 from . import common
 
-HARNESSES = ("section", "elf", "unwind", "libsframe")
+HARNESSES = ("section", "elf", "unwind", "libsframe", "kernel_rfc2023", "kernel")
+# Reader-model harnesses and the SFrame versions their readers take (seed inputs).
+MODEL_SEEDS = {"kernel_rfc2023": {1}, "kernel": {3}}
 
 
 def _targets(text: str) -> list[str]:
@@ -57,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 camp.add(target, 1, lib_label(lib), extra=[f"--libsframe={lib}"],
                          seeds_from=seed_versions(lib))
         else:
-            camp.add(target, args.jobs)
+            camp.add(target, args.jobs, seeds_from=MODEL_SEEDS.get(target))
     print(f"campaign in {out}: {len(camp.jobs)} job(s), {args.duration}s each", flush=True)
     camp.command = "python -m fuzz " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     camp.run(progress_every=args.progress)

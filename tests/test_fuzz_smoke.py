@@ -27,7 +27,8 @@ atheris = pytest.importorskip("atheris", reason="atheris not installed (pip inst
 from fuzz import common  # noqa: E402
 
 LIBSFRAME_240 = "/usr/lib/x86_64-linux-gnu/libsframe.so.0"
-RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "libsframe": 300}
+RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "libsframe": 300, "kernel_rfc2023": 200,
+        "kernel": 200}
 
 
 def _open_signatures() -> set[str]:
@@ -52,7 +53,7 @@ def _open_signatures() -> set[str]:
 def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     seeds, corpus, found = tmp_path / "seeds", tmp_path / "corpus", tmp_path / "found"
     corpus.mkdir()
-    versions = {1} if target == "libsframe" else None
+    versions = {"libsframe": {1}, "kernel_rfc2023": {1}, "kernel": {3}}.get(target)
     assert common.write_seeds(target, seeds, versions=versions) > 0
     env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(found), PYTHONPATH=str(ROOT))
     argv = [sys.executable, str(common.FUZZ_DIR / f"{target}.py"), *(extra or []),
@@ -63,7 +64,7 @@ def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"Done {RUNS[target]} runs" in proc.stderr, proc.stderr[-3000:]
     assert any(corpus.iterdir()), "the fuzzer kept no input at all"
-    if target != "libsframe":  # its findings are libsframe's behaviour, not sfcheck's
+    if target in ("section", "unwind", "elf"):  # others record a reader's behaviour
         kept = {p.read_text().splitlines()[0] for p in found.glob("*.txt")} if found.is_dir() \
             else set()
         unexpected = kept - _open_signatures()
@@ -157,3 +158,11 @@ def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
         for arg in line.split():
             if ":corpus/" in arg:
                 assert (ROOT / arg.split(":")[0]).is_file(), arg
+
+
+def test_reader_model_smoke(tmp_path: Path) -> None:
+    """The 2023 RFC model harness rediscovers the PCMASK defect from the v1 corpus seeds
+    (ld 2.40's .plt FDE) within its first runs, and records it as a #sfdiff key."""
+    log = _smoke("kernel_rfc2023", tmp_path)
+    assert "key=wrong-row:pcmask-last-fre" in log
+    assert any((tmp_path / "found").glob("*pcmask-last-fre*.bin"))

@@ -44,6 +44,7 @@ class Disagreement:
     pc: int
     fde: int | None  # FDE record index (the reference's, else the model's)
     message: str
+    cause: str = ""  # which known reader defect explains it (fuzz campaigns count these)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,22 +137,25 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
                 "a PC there is unwound with another function's row") if out.kind == ROW \
             else f": {out.detail}"
         return Disagreement(GAP, pc, out.fde, f"{pc:#x} ({probe.where}) is in no function, "
-                            f"but {reader}{what}{_notes(out)}")
+                            f"but {reader}{what}{_notes(out)}", out.cause or "no-size-check")
     if out.kind == DIV0:
-        return Disagreement(DIVZERO, pc, out.fde, f"{reader}: {out.detail}")
+        return Disagreement(DIVZERO, pc, out.fde, f"{reader}: {out.detail}", "rep-size-zero")
     if out.kind == PAST:
-        return Disagreement(PAST_READ, pc, ref_fde, f"lookup of {pc:#x}: {out.detail}")
+        return Disagreement(PAST_READ, pc, ref_fde, f"lookup of {pc:#x}: {out.detail}",
+                            "no-bounds")
     if out.kind == UNINIT:
         return Disagreement(UNINIT_READ, pc, out.fde if out.fde is not None else ref_fde,
                             f"lookup of {pc:#x} ({probe.where}): {reader}: {out.detail}"
-                            f"{_notes(out)}")
+                            f"{_notes(out)}", out.cause)
     if out.kind in (EINVAL, EFAULT):
+        if isinstance(ref, Row) and ref.fre.words and _reference_rules(table, ref) is None:
+            return None  # the row's data words are malformed: sfcheck's own rules say so
         if isinstance(ref, Row):
             drop = " (-EFAULT: the section is removed from the process)" \
                 if out.kind == EFAULT else " (-EINVAL: no row for this PC)"
             return Disagreement(FAILS, pc, ref.fde_index, f"lookup of {pc:#x}: {reader} "
                                 f"fails where FDE {ref.fde_index} FRE {ref.fre_index} "
-                                f"applies: {out.detail}{drop}")
+                                f"applies: {out.detail}{drop}", out.kind)
         if isinstance(ref, Miss) and ref.kind in ("outermost", "signal"):
             return Disagreement(FAILS_SPEC, pc, ref.fde_index, f"lookup of {pc:#x}: "
                                 f"{reader} fails ({out.detail}) where the format marks "
@@ -170,20 +174,47 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
             return Disagreement(WRONG, pc, ref.fde_index, (
                 f"lookup of {pc:#x} ({probe.where}): {reader} uses FDE {out.fde} FRE "
                 f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
-                "mis-unwind"))
+                "mis-unwind"), "v3-wrong-row")
         return None
+    if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
+        # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
+        a = ABIS.get(h.abi, ABIS[C.ABI_AMD64_LE])
+        reg = a.sp if out.cfa.reg == rfc2023.SP else a.fp
+        mine = (RegRule(reg, out.cfa.offset, False), out.ra, out.fp)
     if truth is not None and truth != mine:
         return Disagreement(WRONG, pc, ref.fde_index, (
             f"lookup of {pc:#x} ({probe.where}): {reader} answers "
             f"{_rules_text(mine, h.abi)} from FDE {out.fde} FRE {out.fre}; the row is FDE "
             f"{ref.fde_index} FRE {ref.fre_index}: {_rules_text(truth, h.abi)}: a "
-            f"mis-unwind{_notes(out)}"))
-    if guards and out.cfa is not None and out.cfa.reg == rfc2023.SP and out.cfa.offset <= 0:
+            f"mis-unwind{_notes(out)}"), _wrong_cause(table, out, ref, truth))
+    if guards and out.cfa is not None and out.cfa.reg == rfc2023.SP and out.cfa.offset <= 0 \
+            and (truth is None or truth[0].offset <= 0):
         return Disagreement(WALK, pc, ref.fde_index, (
             f"lookup of {pc:#x}: CFA = sp{out.cfa.offset:+d} does not move up, and the walker "
             f"of {reader} has no CFA-direction check or frame cap: it repeats this frame "
-            "until the caller's buffer is full"))
+            "until the caller's buffer is full"), "no-direction-check")
     return None
+
+
+def _wrong_cause(table: SFrameTable, out: Outcome, ref: Row,
+                 truth: tuple[RegRule, RegRule | None, RegRule | None]) -> str:
+    """Which of the RFC reader's defects gives this wrong row (for campaign reports)."""
+    h = table.header
+    assert h is not None
+    if out.fde != ref.fde_index:
+        if out.fde is not None and out.fde >= h.num_fdes:
+            return "phantom-fde"
+        return "unsorted-accepted" if not h.sorted else "wrong-fde"
+    if ref.fde.pcmask:
+        return "pcmask-last-fre"
+    if out.fre == ref.fre_index and out.cfa is not None and out.cfa.offset != truth[0].offset:
+        return "cfa-unsigned"
+    starts = [f.start for f in ref.fde.fres]
+    if any(s >= 1 << 31 for s in starts):
+        return "fre-start-s32"
+    if any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
+        return "fre-order"
+    return "other"
 
 
 def run_rfc2023(data: bytes, vma: int = 0, text: tuple[int, int] | None = None,

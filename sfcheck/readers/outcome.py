@@ -48,6 +48,7 @@ class Outcome:
     # Things the reader did on the way that the answer does not show (e.g. a read one
     # FDE past the table that happened to land inside the section).
     notes: tuple[str, ...] = ()
+    cause: str = ""  # short name of the reader defect behind a failure
 
 
 class Bytes:

@@ -87,7 +87,7 @@ def lookup(data: bytes, sec: Registered, ip: int) -> Outcome:
         return Outcome(PAST, f"{READER} {exc}")
     if notes:
         out = Outcome(out.kind, out.detail, out.fde, out.fre, out.cfa, out.ra, out.fp,
-                      out.outermost, notes + out.notes)
+                      out.outermost, notes + out.notes, out.cause)
     return out
 
 
@@ -109,7 +109,7 @@ def _find_fde(mem: Bytes, sec: Registered, ip: int) -> tuple[int, tuple[str, ...
     if isinstance(found, Uninit):
         return Outcome(UNINIT, f"PC offset {ip_off:#x} is below every function: find_fde "
                        "tests the uninitialised `found` (a garbage FDE pointer; kernels that "
-                       "zero-initialise stack variables return -EINVAL)")
+                       "zero-initialise stack variables return -EINVAL)", cause="found-uninit")
     return found, tuple(notes)
 
 
@@ -155,7 +155,8 @@ def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
             f"its first FRE starts after PC offset {ip_off:#x}"
         return Outcome(UNINIT, f"FDE {index}: {why}, so find_fre reads through the "
                        "uninitialised `last_f` with an uninitialised offset size (kernels "
-                       "that zero-initialise stack variables return -EINVAL)", index)
+                       "that zero-initialise stack variables return -EINVAL)", index,
+                       cause="last-f-uninit")
     f = last_f
     cfa_off = wrap(mem.uint(f, size, "CFA offset"), 32)  # read UNSIGNED into an s32
     f += size
@@ -184,5 +185,6 @@ def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
     if ra is None:
         return Outcome(UNINIT, f"FDE {index} FRE {last_j}: RA offset 0, and the walker "
                        "then leaves `ra` uninitialised: a garbage return address enters the "
-                       "trace", index, last_j, cfa, ra, fp, notes=tuple(notes))
+                       "trace", index, last_j, cfa, ra, fp, notes=tuple(notes),
+                       cause="ra-uninit")
     return Outcome(ROW, "", index, last_j, cfa, ra, fp, notes=tuple(notes))
