@@ -269,7 +269,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -367,6 +367,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     from .unwind.cli import add_parser as add_unwind_parser
     add_unwind_parser(sub)
+    from .proc import add_parser as add_proc_parser
+    add_proc_parser(sub)
     return parser
 
 
