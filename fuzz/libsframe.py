@@ -90,6 +90,8 @@ def seed_versions(path: str) -> set[int]:
 class Worker:
     """The child process; restarted after every crash or hang."""
 
+    script = "libsframe_worker.py"  # the glibc harness runs glibc_worker.py the same way
+
     def __init__(self, lib: str) -> None:
         self.lib = lib
         self.proc: subprocess.Popen[bytes] | None = None
@@ -105,7 +107,7 @@ class Worker:
             if efence:
                 env |= {"LD_PRELOAD": efence, "EF_ALLOW_MALLOC_0": "1"}
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", str(common.FUZZ_DIR / "libsframe_worker.py"), self.lib],
+                [sys.executable, "-S", str(common.FUZZ_DIR / self.script), self.lib],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         return self.proc
 

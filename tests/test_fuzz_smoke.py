@@ -166,3 +166,32 @@ def test_reader_model_smoke(tmp_path: Path) -> None:
     log = _smoke("kernel_rfc2023", tmp_path)
     assert "key=wrong-row:pcmask-last-fre" in log
     assert any((tmp_path / "found").glob("*pcmask-last-fre*.bin"))
+
+
+def _glibc_lib() -> Path:
+    libs = sorted((ROOT / ".toolchains" / "glibc-sframe").glob("libglibc-*-sframe.so"))
+    if not libs:
+        pytest.skip("glibc's SFrame reader not built (sh fuzz/get-glibc-sframe.sh)")
+    return libs[-1]
+
+
+def test_glibc_differential_finds_rep_size_zero_and_agrees_on_corpus() -> None:
+    """glibc's own reader in the guarded worker: a v2 PCMASK FDE with rep_size 0 kills it
+    with SIGFPE inside __sframe_find_fre; ld's real v2 output gets the same rows as sfcheck."""
+    from fuzz import glibc
+    from sfcheck.elf import load_elf
+    from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+    from sfcheck.format import constants as C
+    glibc.setup(str(_glibc_lib()))
+    try:
+        def plt(rep: int) -> bytes:
+            return encode(build_section(2, C.ABI_AMD64_LE, [FDE(
+                start=0x40, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1, pcmask=True),
+                rep_size=rep, fres=(make_fre(0, [8]), make_fre(11, [16])))], flags=1))
+        assert glibc.outcome(plt(0)) == ["crash:SIGFPE:call_find_fre"]
+        assert glibc.outcome(plt(16)) == []
+        for name in ("exe_pie", "libcorpus.so"):
+            assert glibc.outcome(load_elf(ROOT / "corpus" / "v2" / name).sections[0].data) == []
+    finally:
+        if glibc.WORKER is not None and glibc.WORKER.proc is not None:
+            glibc.WORKER.proc.kill()

@@ -224,7 +224,7 @@ def run_rfc2023(data: bytes, vma: int = 0, text: tuple[int, int] | None = None,
     sec = rfc2023.register(data, vma)
     if isinstance(sec, Outcome):
         yield Disagreement(REFUSE if sec.kind == REFUSED else PAST_READ, vma, None,
-                           sec.detail)
+                           sec.detail, sec.cause)
         return
     table = SFrameTable(data, vma=vma)
     for probe in probe_pcs(table, limit):

@@ -53,7 +53,8 @@ def register(data: bytes, vma: int) -> Registered | Outcome:
         num_fdes, num_fres = mem.uint(8, 4, "header"), mem.uint(12, 4, "header")
         fdeoff, freoff = mem.uint(20, 4, "header"), mem.uint(24, 4, "header")
     except PastSection as exc:
-        return Outcome(PAST, f"registration copies a 28-byte header: {exc}")
+        return Outcome(PAST, f"registration copies a 28-byte header: {exc}",
+                       cause="no-bounds")
     why = None
     if magic != C.MAGIC:
         why = f"magic {magic:#06x} (read little-endian) is not 0xdee2"
