@@ -184,3 +184,41 @@ def test_models_never_raise_on_hostile_bytes(data):
     found = [*compare.run_rfc2023(data, VMA), *compare.run_v3(data, VMA, validate=True),
              *compare.run_v3(data, VMA)]
     assert all(d.kind in KINDS and d.message for d in found)
+
+
+def test_profiles_command_shows_every_fact_with_its_source(capsys) -> None:
+    from sfcheck.cli import main
+    from sfcheck.profiles import PROFILES
+    assert main(["profiles", "kernel-rfc-2023"]) == 0
+    out = capsys.readouterr().out
+    p = PROFILES["kernel-rfc-2023"]
+    assert p.consumer and p.notes
+    for rid, fact in p.consumer.items():
+        assert f"{rid}: {fact.text} [{fact.source}]" in out
+    for n in p.notes:
+        assert f"{n.text} [{n.source}]" in out
+    assert "versions: v1" in out
+
+
+def test_kernel_profile_model_under_elf(tmp_path) -> None:
+    """A linked v3 file whose PLT FDE says rep_size 0: an error under `kernel` only."""
+    from sfcheck.checker import check_elf
+    from sfcheck.elf import load_elf
+    from sfcheck.format.decode import Decoder
+
+    from helpers import CORPUS
+    src = CORPUS / "v3" / "exe_pie"
+    sec = load_elf(src).sections[0]
+    dec = Decoder(sec.data)
+    h = dec.header
+    plt = next(i for i in range(h.num_fdes) if dec.fde(i).pcmask)
+    pos = sec.offset + h.fres_start + dec.fde(plt).fre_off + 4  # the attribute's rep_size
+    data = bytearray(src.read_bytes())
+    assert data[pos] == dec.fde(plt).rep_size != 0
+    data[pos] = 0
+    (tmp_path / "exe").write_bytes(bytes(data))
+    opts = Options(profile="kernel", disable={"semantic", "defect"})
+    got = {f.rule for f in check_elf(tmp_path / "exe", options=opts).findings}
+    assert "fde-reader-div-zero" in got
+    strict = {f.rule for f in check_elf(tmp_path / "exe").findings}
+    assert "fde-reader-div-zero" not in strict
