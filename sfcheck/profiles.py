@@ -151,6 +151,15 @@ KERNEL_PROFILE = Profile(
         "fde-reader-wrong-row": Fact(
             "The FDE/FRE __find_fde and __find_fre pick differs from the reference's.",
             KERNEL),
+        "fre-reader-warn": Fact(
+            "sframe_init_rule_data gives a non-zero RA/FP control word without reg_p and "
+            "deref_p the rule UNWIND_RULE_CFA_OFFSET; unwind_user_next_common has no case for "
+            "it (RA: 'doesn't make sense'; FP: 'currently not used') and reaches "
+            "WARN_ON_ONCE(1).", f"{KERNEL}; {KERNEL_USER}"),
+        "fre-reader-walk-stops": Fact(
+            "unwind_user_next_common: CFA must be > SP (>= for the topmost frame) and "
+            "word-aligned; register-based rules only in the topmost frame; else -EINVAL ends "
+            "the walk.", KERNEL_USER),
     },
     overrides={
         "defect-fre-start-at-size": Override(

@@ -161,7 +161,8 @@ def test_v3_unsorted_registration_and_lookup():
 
 
 KINDS = {compare.REFUSE, compare.WRONG, compare.UNINIT_READ, compare.PAST_READ, compare.FAILS,
-         compare.FAILS_SPEC, compare.DIVZERO, compare.GAP, compare.WALK}
+         compare.FAILS_SPEC, compare.DIVZERO, compare.GAP, compare.WALK, compare.WALK_WARN,
+         compare.WALK_STOPS}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -174,7 +175,8 @@ def test_v3_model_agrees_with_reference_on_valid_sections(sec):
     assume(all(a < b for a, b in zip(starts, starts[1:], strict=False)))  # else fde-start-dup
     data = encode(sec)
     bad = [d for d in compare.run_v3(data, VMA)
-           if d.kind not in (compare.REFUSE, compare.FAILS_SPEC, compare.GAP)]
+           if d.kind not in (compare.REFUSE, compare.FAILS_SPEC, compare.GAP, compare.WALK_STOPS,
+                             compare.WALK_WARN)]
     assert bad == []
 
 
@@ -222,3 +224,18 @@ def test_kernel_profile_model_under_elf(tmp_path) -> None:
     assert "fde-reader-div-zero" in got
     strict = {f.rule for f in check_elf(tmp_path / "exe").findings}
     assert "fde-reader-div-zero" not in strict
+
+
+def test_v3_flex_ra_rule_without_deref_hits_warn_on_once() -> None:
+    """A flex FRE whose RA control word has neither reg_p nor deref_p: the walker's switch has
+    no case for "CFA + offset" and reaches WARN_ON_ONCE; with deref_p it is a normal row."""
+    def flex(ra_ctl: int) -> bytes:
+        fre = make_fre(0, [(7 << 3) | 1, 16, ra_ctl, -8])  # CFA = rsp+16; RA rule, offset -8
+        f = FDE(start=0, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1), fres=(fre,),
+                info2=C.FDE_TYPE_FLEX)
+        sec = build_section(3, C.ABI_AMD64_LE, [f], fixed_ra=0)
+        return encode(replace(sec, fdes=(replace(sec.fdes[0], start=-0x100 - 28),)))
+    bad = {d.kind for d in compare.run_v3(flex(1 << 3), VMA)}
+    assert compare.WALK_WARN in bad
+    assert "fre-reader-warn" in errors(flex(1 << 3), "kernel")
+    assert compare.WALK_WARN not in {d.kind for d in compare.run_v3(flex(2), VMA)}

@@ -31,6 +31,8 @@ FAILS_SPEC = "lookup-fails-spec"  # fails where the spec marks an outermost/sign
 DIVZERO = "div0"
 GAP = "gap-row"
 WALK = "walker"
+WALK_WARN = "walker-warn"  # the V3 walker hits WARN_ON_ONCE
+WALK_STOPS = "walk-stops"  # an unwind guard ends the walk at this row
 
 # The checker probes at most this many FDEs (evenly spread) so a 100k-FDE table stays fast.
 MAX_PROBE_FDES = 4096
@@ -175,7 +177,7 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
                 f"lookup of {pc:#x} ({probe.where}): {reader} uses FDE {out.fde} FRE "
                 f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
                 "mis-unwind"), "v3-wrong-row")
-        return None
+        return _v3_walk(pc, ref, out, reader, h.abi)
     if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
         # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
         a = ABIS.get(h.abi, ABIS[C.ABI_AMD64_LE])
@@ -193,6 +195,35 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
             f"lookup of {pc:#x}: CFA = sp{out.cfa.offset:+d} does not move up, and the walker "
             f"of {reader} has no CFA-direction check or frame cap: it repeats this frame "
             "until the caller's buffer is full"), "no-direction-check")
+    return None
+
+
+def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disagreement | None:
+    """What unwind_user_next_common (user.c@3231d5c5) does with the row, beyond the lookup."""
+    where = f"lookup of {pc:#x}: FDE {ref.fde_index} FRE {ref.fre_index}"
+    for name, r in (("RA", out.ra), ("FP", out.fp)):
+        if r is not None and r.reg is None and not r.deref:
+            return Disagreement(WALK_WARN, pc, ref.fde_index, (
+                f"{where}: the {name} rule is 'CFA{r.offset:+d}' (flex control word without "
+                f"reg_p or deref_p); the walker of {reader} has no case for it and hits "
+                "WARN_ON_ONCE (a kernel warning from user data; a panic with panic_on_warn)"),
+                "rule-cfa-offset-warn")
+    a = ABIS.get(abi_id, ABIS[C.ABI_AMD64_LE])
+    cfa = out.cfa
+    if cfa is None:
+        return None
+    why = ""
+    if cfa.reg not in (a.sp, a.fp):
+        why = (f"the CFA is based on register {cfa.reg}, which the walker reads only in the "
+               "topmost frame")
+    elif abi_id != C.ABI_S390X_BE and cfa.reg == a.sp and not cfa.deref and (
+            cfa.offset <= 0 or cfa.offset % a.word_size):
+        why = (f"CFA = SP{cfa.offset:+d} is not above the SP" if cfa.offset <= 0 else
+               f"CFA = SP{cfa.offset:+d} is not word-aligned")
+    if why:
+        return Disagreement(WALK_STOPS, pc, ref.fde_index, (
+            f"{where}: {why}: {reader} ends the walk here unless it is the topmost frame "
+            "(-EINVAL)"), "walk-guard")
     return None
 
 

@@ -186,9 +186,25 @@ M_WALK = rule(
     {_MODEL}""",
     "CFA offsets from SP are positive in every real ABI.")
 
+M_WARN = rule(
+    "fre-reader-warn", "fre", "error", "reader's walker hits a kernel warning",
+    f"""A flex FRE whose RA or FP control word is non-zero without reg_p or deref_p gives
+    the rule "CFA + offset" (not a load); the V3 walker (unwind_user_next_common) has no case
+    for it and executes WARN_ON_ONCE: a kernel warning any process can trigger with its own
+    .sframe (a panic on panic_on_warn systems). {_MODEL}""",
+    "Set deref_p for a saved register (a CFA-relative slot), or reg_p for a register.")
+M_STOPS = rule(
+    "fre-reader-walk-stops", "fre", "warning", "reader's unwind guard ends the walk at a row",
+    f"""The V3 walker accepts a row only if the new CFA is strictly above the SP (equal
+    only in the topmost frame) and word-aligned, and reads registers other than SP/FP only
+    in the topmost frame; a row that fails a guard ends the trace when it is met in a
+    deeper frame. {_MODEL}""",
+    "Expected for DRAP prologues (CFA in another register); otherwise check the CFA offset.")
+
 MODEL_RULES = {"refused": M_REFUSED, "wrong-row": M_WRONG, "uninit": M_UNINIT,
                "past": M_PAST, "lookup-fails": M_FAILS, "lookup-fails-spec": M_FAILS_SPEC,
-               "div0": M_DIV0, "gap-row": M_GAP, "walker": M_WALK}
+               "div0": M_DIV0, "gap-row": M_GAP, "walker": M_WALK, "walker-warn": M_WARN,
+               "walk-stops": M_STOPS}
 
 
 def _exec_spans(info: ElfSFrameInfo | None) -> list[tuple[int, int]]:
