@@ -117,43 +117,17 @@ def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
 
 
 def process_findings(job, findings, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
-    """Minimise each recorded key against the library (as libsframe.process_findings)."""
-    import json
-
-    from .minimize import minimize
+    """Minimise each recorded key against the library, as the model harnesses do."""
+    from .reader_models import keyed_rows
     lib = next((a.split("=", 1)[1] for a in job.argv if a.startswith("--glibc=")), None)
     if lib is None:
         return []
     setup(lib)
-    first: dict[str, float] = {}
-    for t, sig, _n in job.findings:
-        key = sig.split(":", 1)[1] if sig.split(":", 1)[1].startswith(sig.split(":", 1)[0]) \
-            else sig
-        first[key] = min(first.get(key, t), t)
-    rows = []
-    files = sorted(findings.glob("*.json"))
-    per = max(2.0, budget / max(1, len(files)))
-    for meta_path in files:
-        key = json.loads(meta_path.read_text())["key"]
-        data = meta_path.with_suffix(".bin").read_bytes()
-
-        def keep(d: bytes, key: str = key) -> bool:
-            return key in outcome(d)
-
-        row = {"target": "glibc", "label": job.label, "signature": key, "size": len(data),
-               "input": str(meta_path.with_suffix(".bin")),
-               "first_s": round(first.get(key, -1.0), 1)}
-        if not keep(data):
-            rows.append(row | {"status": "not reproducible", "reproducer": row["input"]})
-            continue
-        small = minimize(data, keep, per)
-        dest = meta_path.with_suffix(".min.bin")
-        dest.write_bytes(small)
-        rows.append(row | {"status": "glibc", "min_size": len(small), "reproducer": str(dest),
-                           "hex": small.hex() if len(small) <= 160 else ""})
-    if WORKER is not None and WORKER.proc is not None:
-        WORKER.proc.kill()
-    return rows
+    try:
+        return keyed_rows(job, findings, budget, outcome, lambda key: {"status": "glibc"})
+    finally:
+        if WORKER is not None and WORKER.proc is not None:
+            WORKER.proc.kill()
 
 
 def _lib_from_argv() -> str | None:

@@ -17,11 +17,13 @@ ra, ra err, fp, fp err)]), PCs section-relative.
 from __future__ import annotations
 
 import ctypes as ct
-import faulthandler
-import marshal
 import mmap
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libsframe_worker import serve  # noqa: E402  (the same framing and replay mode)
 
 PAGE = mmap.PAGESIZE
 REGION = 1 << 20
@@ -89,23 +91,7 @@ def handle(api: Api, data: bytes, pcs: list[int]) -> tuple:
 
 
 def main() -> int:
-    faulthandler.enable(file=sys.stderr, all_threads=False)
-    api = Api(sys.argv[1])
-    if len(sys.argv) > 3 and sys.argv[2] == "--replay":
-        data = open(sys.argv[3], "rb").read()  # noqa: SIM115
-        print(handle(api, data, [int(x, 0) for x in sys.argv[4:]]))
-        return 0
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        head = inp.read(8)
-        if len(head) < 8:
-            return 0
-        n, npcs = struct.unpack("<II", head)
-        data = inp.read(n)
-        pcs = list(struct.unpack(f"<{npcs}q", inp.read(8 * npcs))) if npcs else []
-        reply = marshal.dumps(handle(api, data[:REGION], pcs))
-        out.write(struct.pack("<I", len(reply)) + reply)
-        out.flush()
+    return serve(Api(sys.argv[1]), handle, REGION)
 
 
 if __name__ == "__main__":

@@ -156,14 +156,13 @@ def handle(api: Api, data: bytes, pcs: list[int]) -> tuple:
     return (err, nf, fdes, fres, lookups)
 
 
-def main() -> int:
+def serve(api: object, handle_fn, region: int = REGION) -> int:  # type: ignore[no-untyped-def]
+    """The worker's main: `--replay FILE [PC...]` for a person (or gdb --args), else
+    requests on stdin answered on stdout (also used by glibc_worker.py)."""
     faulthandler.enable(file=sys.stderr, all_threads=False)
-    api = Api(sys.argv[1])
     if len(sys.argv) > 3 and sys.argv[2] == "--replay":
-        # One reproducer, for a person (or gdb --args): what libsframe makes of it.
         data = open(sys.argv[3], "rb").read()  # noqa: SIM115
-        pcs = [int(x, 0) for x in sys.argv[4:]]
-        print(handle(api, data, pcs))
+        print(handle_fn(api, data, [int(x, 0) for x in sys.argv[4:]]))
         return 0
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -173,9 +172,13 @@ def main() -> int:
         n, npcs = struct.unpack("<II", head)
         data = inp.read(n)
         pcs = list(struct.unpack(f"<{npcs}q", inp.read(8 * npcs))) if npcs else []
-        reply = marshal.dumps(handle(api, data[:REGION], pcs))
+        reply = marshal.dumps(handle_fn(api, data[:region], pcs))
         out.write(struct.pack("<I", len(reply)) + reply)
         out.flush()
+
+
+def main() -> int:
+    return serve(Api(sys.argv[1]), handle)
 
 
 if __name__ == "__main__":

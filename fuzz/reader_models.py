@@ -63,6 +63,24 @@ def known(target: str) -> dict[str, str]:
     return KNOWN_RFC2023 if target == "kernel_rfc2023" else KNOWN_V3
 
 
+def harness(target: str, fuzzing: bool):  # type: ignore[no-untyped-def]
+    """(test_one_input, custom_mutator, run) of a model target's script; `fuzzing`: the
+    script runs as the fuzzer, so sfcheck is imported with atheris instrumentation."""
+    import os
+
+    from . import common
+    with common.instrumented_imports(fuzzing):
+        from sfcheck.readers import compare  # noqa: F401
+    from . import mutator
+    from .libsframe import Recorder
+    test = Harness(target, Recorder(os.environ.get("SFCHECK_FUZZ_FINDINGS"), target))
+
+    def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+        return mutator.mutate(data, max_size, seed)
+
+    return test, custom_mutator, lambda: common.run(target, test, custom_mutator)
+
+
 class Harness:
     """test_one_input for one model target, recording keys like the libsframe harness."""
 
@@ -76,13 +94,23 @@ class Harness:
                 self.recorder.note(k.split(":", 1)[0], k, data)
 
 
-def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
-    """Minimise each recorded key against the model; rows with the time to first find."""
-    from .minimize import minimize
+def first_found(job) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Key -> seconds from the job's start to its first `#sfdiff` line (the runner records
+    them as `<kind>:<key>`, and keys start with their kind)."""
     first: dict[str, float] = {}
     for t, sig, _n in job.findings:
-        key = sig.split(":", 1)[1] if sig.count(":") >= 2 else sig
+        kind, _, rest = sig.partition(":")
+        key = rest if rest.startswith(kind + ":") else sig
         first[key] = min(first.get(key, t), t)
+    return first
+
+
+def keyed_rows(job, findings: Path, budget: float, keys_of,  # type: ignore[no-untyped-def]
+               describe) -> list[dict]:
+    """Replay and minimise each recorded key of a differential harness while `keys_of`
+    still gives it; `describe(key)` adds the row's status (and note)."""
+    from .minimize import minimize
+    first = first_found(job)
     rows = []
     files = sorted(findings.glob("*.json"))
     per = max(2.0, budget / max(1, len(files)))
@@ -91,20 +119,29 @@ def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type:
         data = meta_path.with_suffix(".bin").read_bytes()
 
         def keep(d: bytes, key: str = key) -> bool:
-            return key in keys(job.target, d)
+            return key in keys_of(d)
 
-        cause = key.split(":", 1)[1]
         row = {"target": job.target, "label": job.label, "signature": key, "size": len(data),
                "input": str(meta_path.with_suffix(".bin")),
-               "first_s": round(first.get(key, -1.0), 1),
-               "note": f"`{key}`: {known(job.target).get(cause, 'not in the known list')}"}
+               "first_s": round(first.get(key, -1.0), 1)}
         if not keep(data):
             rows.append(row | {"status": "not reproducible", "reproducer": row["input"]})
             continue
         small = minimize(data, keep, per)
         dest = meta_path.with_suffix(".min.bin")
         dest.write_bytes(small)
-        status = "known" if cause in known(job.target) else "reader"
-        rows.append(row | {"status": status, "min_size": len(small), "reproducer": str(dest),
-                           "hex": small.hex() if len(small) <= 160 else ""})
+        rows.append(row | describe(key) | {"min_size": len(small), "reproducer": str(dest),
+                                           "hex": small.hex() if len(small) <= 160 else ""})
     return rows
+
+
+def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Minimise each recorded key against the model; rows with the time to first find."""
+    table = known(job.target)
+
+    def describe(key: str) -> dict:
+        cause = key.split(":", 1)[1]
+        return {"status": "known" if cause in table else "reader",
+                "note": f"`{key}`: {table.get(cause, 'not in the known list')}"}
+
+    return keyed_rows(job, findings, budget, lambda d: keys(job.target, d), describe)
