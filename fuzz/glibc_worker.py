@@ -23,7 +23,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from libsframe_worker import serve  # noqa: E402  (the same framing and replay mode)
+from libsframe_worker import guarded_region, serve  # noqa: E402  (same framing, guard page)
 
 PAGE = mmap.PAGESIZE
 REGION = 1 << 20
@@ -46,15 +46,7 @@ class Api:
         for name in ("cfa", "fp", "ra"):
             fn = self.offset[name] = getattr(lib, f"__sframe_fre_get_{name}_offset")
             fn.argtypes, fn.restype = [vp, vp, ip], ct.c_int32
-        libc = ct.CDLL(None, use_errno=True)
-        libc.mmap.restype = ct.c_void_p
-        libc.mmap.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int, ct.c_int, ct.c_int, ct.c_long]
-        libc.mprotect.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int]
-        base = libc.mmap(None, REGION + PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
-                         mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        if base in (None, ct.c_void_p(-1).value) or libc.mprotect(base + REGION, PAGE, 0):
-            raise OSError("mmap/mprotect failed")
-        self.guard = base + REGION
+        self.guard = guarded_region(REGION)
         self.ctx = ct.create_string_buffer(CTX_SIZE)
         self.fre = ct.create_string_buffer(FRE_SIZE)
 
