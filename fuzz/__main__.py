@@ -64,7 +64,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return 2
             lib = os.path.abspath(args.glibc)
-            camp.add(target, 1, Path(lib).stem.removeprefix("lib"),
+            # libglibc-2.43-sframe.so -> "2.43"
+            label = Path(lib).name.removeprefix("libglibc-").split("-sframe")[0]
+            camp.add(target, 1, label,
                      extra=[f"--glibc={lib}"], seeds_from={2})
         else:
             camp.add(target, args.jobs, seeds_from=MODEL_SEEDS.get(target))
