@@ -34,8 +34,9 @@ WALK = "walker"
 WALK_WARN = "walker-warn"  # the V3 walker hits WARN_ON_ONCE
 WALK_STOPS = "walk-stops"  # an unwind guard ends the walk at this row
 
-# The checker probes at most this many FDEs (evenly spread) so a 100k-FDE table stays fast.
-MAX_PROBE_FDES = 4096
+# The checker probes at most this many FDEs (evenly spread): a model lookup costs ~0.2-1 ms
+# of Python, and a 100k-FDE table must still check in seconds.
+MAX_PROBE_FDES = 1024
 MAX_FRE_PROBES = 16
 MASK64 = (1 << 64) - 1
 
