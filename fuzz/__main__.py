@@ -140,14 +140,14 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 
 
 def cmd_seeds(args: argparse.Namespace) -> int:
-    n = common.write_seeds(args.target, Path(args.dir))
+    n = common.write_seeds(args.target, Path(args.dir), versions=MODEL_SEEDS.get(args.target))
     print(f"{n} seed(s) in {args.dir}")
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     for h in HARNESSES:
-        if not (args.standalone and h == "libsframe"):  # libsframe needs a library path
+        if not (args.standalone and h in ("libsframe", "glibc")):  # these need a library
             print(h)
     return 0
 

@@ -149,8 +149,9 @@ def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     compiled = [line.split()[0] for line in calls.read_text().splitlines()]
-    assert compiled == ["fuzz/section.py", "fuzz/elf.py", "fuzz/unwind.py"]
-    for name in ("section", "elf", "unwind"):
+    assert compiled == ["fuzz/section.py", "fuzz/elf.py", "fuzz/unwind.py",
+                        "fuzz/kernel_rfc2023.py", "fuzz/kernel.py"]
+    for name in ("section", "elf", "unwind", "kernel_rfc2023", "kernel"):
         assert (out / f"{name}_seed_corpus.zip").stat().st_size > 1000
         assert (out / f"{name}.dict").is_file() and (out / f"{name}.options").is_file()
     # Every bundled ELF exists where --add-data says.

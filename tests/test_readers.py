@@ -239,3 +239,13 @@ def test_v3_flex_ra_rule_without_deref_hits_warn_on_once() -> None:
     assert compare.WALK_WARN in bad
     assert "fre-reader-warn" in errors(flex(1 << 3), "kernel")
     assert compare.WALK_WARN not in {d.kind for d in compare.run_v3(flex(2), VMA)}
+
+
+def test_fre_order_never_checked_by_the_rfc_reader() -> None:
+    unordered = FDE(start=0x300, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                    fres=(make_fre(0, [8]), make_fre(8, [16]), make_fre(4, [24])))
+    found = [d for d in compare.run_rfc2023(v1(fdes(unordered)), VMA)
+             if d.fde == 2 and d.kind == compare.WRONG]
+    assert found and found[0].cause == "fre-order"
+    # The V3 series checks the order: -EFAULT, where the reference also refuses the FDE.
+    assert not [d for d in compare.run_rfc2023(v1(), VMA) if d.cause == "fre-order"]

@@ -167,6 +167,14 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
         return None
     assert out.kind == ROW
     if isinstance(ref, Miss):
+        if ref.kind == "malformed" and ref.fde_index is not None and _fres_unordered(
+                table, ref.fde_index):
+            # The reference refuses the FDE; the reader never checks FRE order and answers.
+            return Disagreement(WRONG, pc, ref.fde_index, (
+                f"lookup of {pc:#x} ({probe.where}): FDE {ref.fde_index}'s FREs are not in "
+                f"increasing order; {reader} never checks and answers with FRE {out.fre} "
+                f"({_rules_text(mine, h.abi)}), the scan stopping at the first later start"
+                f"{_notes(out)}"), "fre-order")
         return None  # malformed or no row: sfcheck's own rules report the data
     if out.outermost:
         return None if not ref.fre.words else Disagreement(
@@ -226,6 +234,14 @@ def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disag
             f"{where}: {why}: {reader} ends the walk here unless it is the topmost frame "
             "(-EINVAL)"), "walk-guard")
     return None
+
+
+def _fres_unordered(table: SFrameTable, index: int) -> bool:
+    try:
+        starts = [f.start for f in table.fde(index).fres]
+    except DecodeError:
+        return False
+    return any(b <= a for a, b in zip(starts, starts[1:], strict=False))
 
 
 def _wrong_cause(table: SFrameTable, out: Outcome, ref: Row,
