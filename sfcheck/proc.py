@@ -147,12 +147,12 @@ def _read_mem(fd: int, lo: int, size: int) -> bytes | None:
 
 def examine(pid: int, profile: str = "kernel") -> list[ObjectReport]:
     """One report per file-backed ELF object mapped into process `pid`."""
+    maps = read_maps(pid)
+    fd = _open_mem(pid)  # fail fast (exit 2) before loading the checker
     from .checker import Options, check_section_bytes
     from .readers import v3series
     from .readers.outcome import Outcome
 
-    maps = read_maps(pid)
-    fd = _open_mem(pid)
     by_path: dict[str, list[Mapping]] = {}
     for m in maps:
         if m.path.startswith("/") and not m.path.endswith(" (deleted)"):

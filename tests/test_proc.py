@@ -5,6 +5,7 @@ in memory) and one without SFrame."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -121,3 +122,20 @@ def test_parse_maps() -> None:
                       "7000-8000 rw-p 00000000 00:00 0 \nbad line\n")
     assert [(m.start, m.end, m.executable, m.offset, m.path) for m in maps] == [
         (0x5555, 0x6666, True, 0x1000, "/usr/bin/x"), (0x7000, 0x8000, False, 0, "")]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="needs root to drop to another user")
+def test_process_of_another_user_is_a_clear_error(progs) -> None:
+    """As `nobody`, a root-owned process cannot be read: one line on stderr, exit 2."""
+    with running(progs["sframe"]) as pid:
+        # Everything is imported before dropping to nobody (root's home may be 0700).
+        # (argparse itself would import gettext lazily: cmd_proc is called directly.)
+        code = ("import os, sys, argparse, sfcheck.proc as P; os.setgid(65534); "
+                "os.setuid(65534); "
+                f"sys.exit(P.cmd_proc(argparse.Namespace(pid={pid}, json=False)))")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60, cwd="/", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin"})
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("sfcheck proc: cannot read"), res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
