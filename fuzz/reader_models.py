@@ -33,8 +33,10 @@ KNOWN_RFC2023 = {
 }
 KNOWN_V3 = {
     "rep-size-zero": "PCMASK rep_size 0: division by zero (passes full validation)",
+    "rule-cfa-offset-warn": "flex RA/FP rule 'CFA + offset' reaches WARN_ON_ONCE in the walker",
 }
-IGNORED_KINDS = ("refused",)
+# Not recorded: a refused registration, and a walk guard doing its job.
+IGNORED_KINDS = ("refused", "walk-stops")
 
 
 def _disagreements(target: str, data: bytes):  # type: ignore[no-untyped-def]
