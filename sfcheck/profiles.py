@@ -485,7 +485,7 @@ def describe(p: Profile) -> list[str]:
     for v in sorted(p.required_flags):
         lines.append(f"  required flags (v{v}): {flag_names(p.required_flags[v])}")
     lines.append("  sources: " + "; ".join(p.sources))
-    lines.append("  rejects (consumer rules, error):")
+    lines.append("  consumer rules (only under a profile; see `sfcheck rules` for severities):")
     for rid, fact in p.consumer.items():
         lines.append(f"    {rid}: {fact.text} [{fact.source}]")
     lines.append("  severity overrides:")
