@@ -24,7 +24,10 @@ from pathlib import Path
 
 from . import common
 
-HARNESSES = ("section", "elf", "unwind", "archive", "libsframe")
+HARNESSES = ("section", "elf", "unwind", "archive", "libsframe", "kernel_rfc2023", "kernel",
+             "glibc")
+# Reader-model harnesses and the SFrame versions their readers take (seed inputs).
+MODEL_SEEDS = {"kernel_rfc2023": {1}, "kernel": {3}}
 
 
 def _targets(text: str) -> list[str]:
@@ -56,8 +59,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             for lib in map(os.path.abspath, args.libsframe):  # jobs run elsewhere
                 camp.add(target, 1, lib_label(lib), extra=[f"--libsframe={lib}"],
                          seeds_from=seed_versions(lib))
+        elif target == "glibc":
+            if not args.glibc:
+                print("glibc target: give --glibc PATH (sh fuzz/get-glibc-sframe.sh builds it)",
+                      file=sys.stderr)
+                return 2
+            lib = os.path.abspath(args.glibc)
+            # libglibc-2.43-sframe.so -> "2.43"
+            label = Path(lib).name.removeprefix("libglibc-").split("-sframe")[0]
+            camp.add(target, 1, label,
+                     extra=[f"--glibc={lib}"], seeds_from={2})
         else:
-            camp.add(target, args.jobs)
+            camp.add(target, args.jobs, seeds_from=MODEL_SEEDS.get(target))
     print(f"campaign in {out}: {len(camp.jobs)} job(s), {args.duration}s each", flush=True)
     camp.command = "python -m fuzz " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     camp.run(progress_every=args.progress)
@@ -76,7 +89,7 @@ def _bench_all(camp, runs: int) -> dict[str, dict]:  # type: ignore[no-untyped-d
     """`bench` of every non-libsframe target of the campaign (runs == 0: none)."""
     from .bench import bench
     out = {}
-    for target in sorted({j.target for j in camp.jobs} - {"libsframe"}) if runs else []:
+    for target in sorted({j.target for j in camp.jobs} - {"libsframe", "glibc"}) if runs else []:
         out[target] = bench(target, runs) | {"asked": runs, "load": os.getloadavg()[0]}
         print(f"bench {target}: {out[target]['exec_s']:.0f} exec/s on seed-sized inputs")
     return out
@@ -128,14 +141,14 @@ def cmd_minimize(args: argparse.Namespace) -> int:
 
 
 def cmd_seeds(args: argparse.Namespace) -> int:
-    n = common.write_seeds(args.target, Path(args.dir))
+    n = common.write_seeds(args.target, Path(args.dir), versions=MODEL_SEEDS.get(args.target))
     print(f"{n} seed(s) in {args.dir}")
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     for h in HARNESSES:
-        if not (args.standalone and h == "libsframe"):  # libsframe needs a library path
+        if not (args.standalone and h in ("libsframe", "glibc")):  # these need a library
             print(h)
     return 0
 
@@ -154,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--report-dir", default=str(common.ROOT / "reports"))
     r.add_argument("--title", default="", help="label in the report file name")
     r.add_argument("--libsframe", action="append", default=[], help="libsframe.so path")
+    r.add_argument("--glibc", help="glibc SFrame reader built by fuzz/get-glibc-sframe.sh")
     r.add_argument("--no-mutator", action="store_true", help="plain byte mutation only")
     r.add_argument("--no-save", action="store_true",
                    help="do not add new findings to corpus/regressions/")

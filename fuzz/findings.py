@@ -55,6 +55,12 @@ def process(camp: Campaign, budget: float = 60.0, save: bool = True) -> int:
         if job.target == "libsframe":
             from .libsframe import process_findings
             results += process_findings(job, findings, budget)
+        elif job.target == "glibc":
+            from .glibc import process_findings as glibc_findings
+            results += glibc_findings(job, findings, budget)
+        elif job.target in ("kernel_rfc2023", "kernel"):
+            from .reader_models import process_findings as model_findings
+            results += model_findings(job, findings, budget)
         else:
             results += _sfcheck_findings(job.target, findings, budget, save)
         results += _artifacts(job.target, artifacts, save)

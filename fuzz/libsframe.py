@@ -90,6 +90,8 @@ def seed_versions(path: str) -> set[int]:
 class Worker:
     """The child process; restarted after every crash or hang."""
 
+    script = "libsframe_worker.py"  # the glibc harness runs glibc_worker.py the same way
+
     def __init__(self, lib: str) -> None:
         self.lib = lib
         self.proc: subprocess.Popen[bytes] | None = None
@@ -105,7 +107,7 @@ class Worker:
             if efence:
                 env |= {"LD_PRELOAD": efence, "EF_ALLOW_MALLOC_0": "1"}
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", str(common.FUZZ_DIR / "libsframe_worker.py"), self.lib],
+                [sys.executable, "-S", str(common.FUZZ_DIR / self.script), self.lib],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         return self.proc
 
@@ -340,39 +342,24 @@ def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
 
 def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
     """Minimise each recorded key against the library; rows for the report."""
-    from .minimize import minimize
+    from .reader_models import keyed_rows
     lib = next((a.split("=", 1)[1] for a in job.argv if a.startswith("--libsframe=")), None)
     if lib is None:
         return []
     setup(lib)
     known = _known()
-    rows = []
-    files = sorted(findings.glob("*.json"))
-    per = max(2.0, budget / max(1, len(files)))
-    for meta_path in files:
-        meta = json.loads(meta_path.read_text())
-        key = meta["key"]
-        data = meta_path.with_suffix(".bin").read_bytes()
 
-        def keep(d: bytes, key: str = key) -> bool:
-            return key in outcome(d)
-
-        row = {"target": "libsframe", "label": job.label, "signature": key, "size": len(data),
-               "input": str(meta_path.with_suffix(".bin"))}
-        if not keep(data):
-            rows.append(row | {"status": "not reproducible", "reproducer": row["input"]})
-            continue
-        small = minimize(data, keep, per)
-        dest = meta_path.with_suffix(".min.bin")
-        dest.write_bytes(small)
+    def describe(key: str) -> dict:
         status = "known" if f"{job.label} {key}" in known else "libsframe"
         if key.startswith(("crash:", "hang:")) and status != "known":
             status = "new"
-        rows.append(row | {"status": status, "min_size": len(small), "reproducer": str(dest),
-                           "hex": small.hex() if len(small) <= 160 else ""})
-    if WORKER is not None and WORKER.proc is not None:
-        WORKER.proc.kill()
-    return rows
+        return {"status": status}
+
+    try:
+        return keyed_rows(job, findings, budget, outcome, describe)
+    finally:
+        if WORKER is not None and WORKER.proc is not None:
+            WORKER.proc.kill()
 
 
 def _known() -> set[str]:

@@ -31,6 +31,22 @@ REGION = 1 << 20  # largest section accepted
 PROT_NONE = 0
 
 
+def guarded_region(size: int) -> int:
+    """`size` writable bytes followed by a PROT_NONE page; returns the guard's address
+    (a section copied to end there makes every read past it fault)."""
+    libc = ct.CDLL(None, use_errno=True)
+    libc.mmap.restype = ct.c_void_p
+    libc.mmap.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int, ct.c_int, ct.c_int, ct.c_long]
+    libc.mprotect.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int]
+    base = libc.mmap(None, size + PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if base in (None, ct.c_void_p(-1).value):
+        raise OSError("mmap failed")
+    if libc.mprotect(base + size, PAGE, PROT_NONE) != 0:
+        raise OSError("mprotect failed")
+    return base + size
+
+
 class Api:
     """The three API generations: 2.40 (libsframe.so.0), 2.44 (.so.1), 2.46+ (.so.3)."""
 
@@ -62,17 +78,7 @@ class Api:
                                                            u8p]
         if hasattr(lib, "sframe_decoder_get_funcdesc"):
             lib.sframe_decoder_get_funcdesc.argtypes = [vp, ct.c_uint, u32p, u32p, i32p, u8p]
-        libc = ct.CDLL(None, use_errno=True)
-        libc.mmap.restype = ct.c_void_p
-        libc.mmap.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int, ct.c_int, ct.c_int, ct.c_long]
-        libc.mprotect.argtypes = [ct.c_void_p, ct.c_size_t, ct.c_int]
-        base = libc.mmap(None, REGION + PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
-                         mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        if base in (None, ct.c_void_p(-1).value):
-            raise OSError("mmap failed")
-        if libc.mprotect(base + REGION, PAGE, PROT_NONE) != 0:
-            raise OSError("mprotect failed")
-        self.guard = base + REGION  # the first byte that faults
+        self.guard = guarded_region(REGION)  # the first byte that faults
         self.fre = ct.create_string_buffer(self.fre_size + 64)
 
 
@@ -156,14 +162,13 @@ def handle(api: Api, data: bytes, pcs: list[int]) -> tuple:
     return (err, nf, fdes, fres, lookups)
 
 
-def main() -> int:
+def serve(api: object, handle_fn, region: int = REGION) -> int:  # type: ignore[no-untyped-def]
+    """The worker's main: `--replay FILE [PC...]` for a person (or gdb --args), else
+    requests on stdin answered on stdout (also used by glibc_worker.py)."""
     faulthandler.enable(file=sys.stderr, all_threads=False)
-    api = Api(sys.argv[1])
     if len(sys.argv) > 3 and sys.argv[2] == "--replay":
-        # One reproducer, for a person (or gdb --args): what libsframe makes of it.
         data = open(sys.argv[3], "rb").read()  # noqa: SIM115
-        pcs = [int(x, 0) for x in sys.argv[4:]]
-        print(handle(api, data, pcs))
+        print(handle_fn(api, data, [int(x, 0) for x in sys.argv[4:]]))
         return 0
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -173,9 +178,13 @@ def main() -> int:
         n, npcs = struct.unpack("<II", head)
         data = inp.read(n)
         pcs = list(struct.unpack(f"<{npcs}q", inp.read(8 * npcs))) if npcs else []
-        reply = marshal.dumps(handle(api, data[:REGION], pcs))
+        reply = marshal.dumps(handle_fn(api, data[:region], pcs))
         out.write(struct.pack("<I", len(reply)) + reply)
         out.flush()
+
+
+def main() -> int:
+    return serve(Api(sys.argv[1]), handle)
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def write_reports(camp: Campaign, command: str, report_dir: Path, title: str = "
         md = report_dir / f"{stem}.md"
         rows = [r for r in camp.results
                 if r.get("target") == target and r.get("label", "") == label]
-        if target == "libsframe":
+        if target in ("libsframe", "kernel_rfc2023", "kernel", "glibc"):
             rows = _keep_reproducers(rows, report_dir / f"{stem}-repro")
         text = _markdown(camp, command, target, label, jobs, rows, png.name)
         if bench and target in bench:
@@ -145,9 +145,29 @@ disagreement, reported for the write-up, not an sfcheck failure. Each reproducer
 smallest input found, minimised against the same library."""
 
 
+MODEL_KEYS = """Keys: `<kind>:<cause>`, where kind is how the modelled reader's answer at one PC
+differs from sfcheck's reference table (`wrong-row` mis-unwind, `uninit` uninitialised read,
+`past` read outside the section, `lookup-fails`, `div0`, `gap-row` a PC in no function,
+`walker` a frame the walker repeats) and cause the reader defect that explains it
+(fuzz/reader_models.py maps each to its row of docs/kernel-readers.md). Status `known`: a
+documented defect rediscovered; `reader`: a disagreement outside that list, for review.
+"first found" is seconds from the job's start to the first input with that key; each
+reproducer is the smallest input found, minimised against the model."""
+
+
+GLIBC_KEYS = """Keys (fuzz/glibc.py): `crash:<signal>:<call>` glibc's reader killed the worker
+(the section ends at a PROT_NONE page, so reads past it fault; SIGFPE is a division by zero);
+`accepts:<rule>` __sframe_decode accepts a section breaking sfcheck error rule <rule>;
+`rejects:v2` glibc refuses a v2 section sfcheck finds clean; `find:*` both accept but
+__sframe_find_fre answers a section-relative PC differently from sfcheck's reference table.
+Status `glibc`: glibc's behaviour, for the write-up (not an sfcheck failure). "first found" is
+seconds from the job's start."""
+
+
 def _markdown(camp: Campaign, command: str, target: str, label: str, jobs: list[Job],
               rows: list[dict], png: str) -> str:
     against = f" against libsframe {label}" if target == "libsframe" else (
+        f" against {label}" if target == "glibc" else None) or (
         f" ({label})" if label else "")
     lines = [f"# Fuzz campaign: `{target}`{against}", "",
              "Produced by the campaign runner. Reproduce with (from the repository root, "
@@ -178,15 +198,22 @@ def _markdown(camp: Campaign, command: str, target: str, label: str, jobs: list[
     lines += ["", f"![coverage and exec/s over time]({png})", "", "## Findings", ""]
     if target == "libsframe":
         lines += [LIBSFRAME_KEYS, ""]
+    elif target in ("kernel_rfc2023", "kernel"):
+        lines += [MODEL_KEYS, ""]
+    elif target == "glibc":
+        lines += [GLIBC_KEYS, ""]
     if not rows:
         lines.append("None: no exception other than sfcheck's own, no failed property, no "
                      "timeout or out-of-memory.")
     else:
-        lines += ["| status | signature | size (min) | reproducer |", "|---|---|---|---|"]
+        timed = any("first_s" in r for r in rows)  # reader models: time to first find
+        lines += ["| status | signature | size (min) | " + ("first found (s) | " if timed else "")
+                  + "reproducer |", "|---|---|---|" + ("---|" if timed else "") + "---|"]
         for r in rows:
             size = f"{r.get('size', '?')}" + (f" ({r['min_size']})" if "min_size" in r else "")
             sig = str(r.get("signature", "?")).replace("|", "\\|")
-            lines.append(f"| {r.get('status', '?')} | `{sig}` | {size} | "
+            first = f"{r.get('first_s', '?')} | " if timed else ""
+            lines.append(f"| {r.get('status', '?')} | `{sig}` | {size} | {first}"
                          f"`{r.get('reproducer', r.get('input', '?'))}` |")
         notes = [r["note"] for r in rows if r.get("note")]
         if notes:

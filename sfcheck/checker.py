@@ -15,6 +15,7 @@ from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
 from .rules.context import SectionContext
+from .rules.coverage import check_text_coverage
 from .rules.defect import check_section_defects, check_stubs_only
 from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
@@ -138,6 +139,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         check_stubs_only(ctx, info)
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
+        check_text_coverage(ctx, info)
         ctxs.append(ctx)
         headers.append(header)
         result.sections.append(_summary(sec.name, sec.vma, sec.data, header))

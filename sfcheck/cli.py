@@ -168,7 +168,7 @@ def profile_table() -> list[str]:
     return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
 
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles")
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -274,6 +274,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     from .unwind.cli import add_parser as add_unwind_parser
     add_unwind_parser(sub)
+    from .proc import add_parser as add_proc_parser
+    add_proc_parser(sub)
     return parser
 
 

@@ -405,7 +405,8 @@ def _complete(line: str, tmp_path: Path) -> list[str]:
 
 
 def test_shell_completion(tmp_path: Path) -> None:
-    assert _complete("sfcheck pro", tmp_path) == ["profiles"]
+    assert _complete("sfcheck prof", tmp_path) == ["profiles"]
+    assert _complete("sfcheck pro", tmp_path) == ["profiles", "proc"]
     assert _complete("sfcheck check --fo", tmp_path) == ["--format"]
     assert set(_complete("sfcheck check --show ", tmp_path)) == {"error", "warning", "info"}
 

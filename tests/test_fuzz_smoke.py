@@ -27,7 +27,8 @@ atheris = pytest.importorskip("atheris", reason="atheris not installed (pip inst
 from fuzz import common  # noqa: E402
 
 LIBSFRAME_240 = "/usr/lib/x86_64-linux-gnu/libsframe.so.0"
-RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "archive": 400, "libsframe": 300}
+RUNS = {"section": 1500, "unwind": 2000, "elf": 60, "archive": 400, "libsframe": 300,
+        "kernel_rfc2023": 200, "kernel": 200}
 
 
 def _open_signatures() -> set[str]:
@@ -52,7 +53,7 @@ def _open_signatures() -> set[str]:
 def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     seeds, corpus, found = tmp_path / "seeds", tmp_path / "corpus", tmp_path / "found"
     corpus.mkdir()
-    versions = {1} if target == "libsframe" else None
+    versions = {"libsframe": {1}, "kernel_rfc2023": {1}, "kernel": {3}}.get(target)
     assert common.write_seeds(target, seeds, versions=versions) > 0
     env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(found), PYTHONPATH=str(ROOT))
     argv = [sys.executable, str(common.FUZZ_DIR / f"{target}.py"), *(extra or []),
@@ -63,7 +64,7 @@ def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"Done {RUNS[target]} runs" in proc.stderr, proc.stderr[-3000:]
     assert any(corpus.iterdir()), "the fuzzer kept no input at all"
-    if target != "libsframe":  # its findings are libsframe's behaviour, not sfcheck's
+    if target in ("section", "unwind", "elf"):  # others record a reader's behaviour
         kept = {p.read_text().splitlines()[0] for p in found.glob("*.txt")} if found.is_dir() \
             else set()
         unexpected = kept - _open_signatures()
@@ -148,8 +149,9 @@ def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     compiled = [line.split()[0] for line in calls.read_text().splitlines()]
-    assert compiled == ["fuzz/section.py", "fuzz/elf.py", "fuzz/unwind.py", "fuzz/archive.py"]
-    for name in ("section", "elf", "unwind", "archive"):
+    standalone = ["section", "elf", "unwind", "archive", "kernel_rfc2023", "kernel"]
+    assert compiled == [f"fuzz/{name}.py" for name in standalone]
+    for name in standalone:
         assert (out / f"{name}_seed_corpus.zip").stat().st_size > 1000
         assert (out / f"{name}.dict").is_file() and (out / f"{name}.options").is_file()
     # Every bundled ELF exists where --add-data says.
@@ -157,3 +159,40 @@ def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
         for arg in line.split():
             if ":corpus/" in arg:
                 assert (ROOT / arg.split(":")[0]).is_file(), arg
+
+
+def test_reader_model_smoke(tmp_path: Path) -> None:
+    """The 2023 RFC model harness rediscovers the PCMASK defect from the v1 corpus seeds
+    (ld 2.40's .plt FDE) within its first runs, and records it as a #sfdiff key."""
+    log = _smoke("kernel_rfc2023", tmp_path)
+    assert "key=wrong-row:pcmask-last-fre" in log
+    assert any((tmp_path / "found").glob("*pcmask-last-fre*.bin"))
+
+
+def _glibc_lib() -> Path:
+    libs = sorted((ROOT / ".toolchains" / "glibc-sframe").glob("libglibc-*-sframe.so"))
+    if not libs:
+        pytest.skip("glibc's SFrame reader not built (sh fuzz/get-glibc-sframe.sh)")
+    return libs[-1]
+
+
+def test_glibc_differential_finds_rep_size_zero_and_agrees_on_corpus() -> None:
+    """glibc's own reader in the guarded worker: a v2 PCMASK FDE with rep_size 0 kills it
+    with SIGFPE inside __sframe_find_fre; ld's real v2 output gets the same rows as sfcheck."""
+    from fuzz import glibc
+    from sfcheck.elf import load_elf
+    from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+    from sfcheck.format import constants as C
+    glibc.setup(str(_glibc_lib()))
+    try:
+        def plt(rep: int) -> bytes:
+            return encode(build_section(2, C.ABI_AMD64_LE, [FDE(
+                start=0x40, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1, pcmask=True),
+                rep_size=rep, fres=(make_fre(0, [8]), make_fre(11, [16])))], flags=1))
+        assert glibc.outcome(plt(0)) == ["crash:SIGFPE:call_find_fre"]
+        assert glibc.outcome(plt(16)) == []
+        for name in ("exe_pie", "libcorpus.so"):
+            assert glibc.outcome(load_elf(ROOT / "corpus" / "v2" / name).sections[0].data) == []
+    finally:
+        if glibc.WORKER is not None and glibc.WORKER.proc is not None:
+            glibc.WORKER.proc.kill()

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  (registers the rules)
     consumer,
+    coverage,
     defect,
     elf,
     fde,

@@ -91,6 +91,8 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
             prev = pc
     if TEXT.id in want and profile.one_text_segment and info is not None:
         _check_text_segments(ctx, info, reader)
+    if profile.model:
+        check_reader_model(ctx, profile, info)
 
 
 def _check_offsets(ctx: SectionContext, profile: Profile, h: Header) -> None:
@@ -119,3 +121,122 @@ def _check_text_segments(ctx: SectionContext, info: ElfSFrameInfo, reader: str) 
         where = ", ".join(f"PT_LOAD[{seg}] (from FDE {i})" for seg, i in sorted(used.items()))
         ctx.emit(TEXT, f"function starts lie in {len(used)} executable segments: {where}; "
                  f"{reader} with CONFIG_SFRAME_VALIDATION rejects every registration")
+
+
+# -- Findings computed by running a reader model (sfcheck/readers/) against the reference
+# table (sfcheck/unwind/table.py): the profile's `model` names the model.
+
+_MODEL = """Computed by running a model of the reader's code (sfcheck/readers/) and
+sfcheck's reference lookup on the same PCs: function starts, row starts, last bytes, the
+byte after each function and below the lowest one. Reported only under a profile with a
+model (kernel-rfc-2023, kernel)."""
+
+M_REFUSED = rule(
+    "header-reader-refused", "header", "error", "reader refuses to register the section",
+    f"""The modelled reader's registration checks fail, so it never unwinds with this
+    section. The message gives the reader's reason. {_MODEL}""",
+    "Emit what the reader registers (see `sfcheck profiles NAME`).")
+M_WRONG = rule(
+    "fde-reader-wrong-row", "fde", "error", "reader answers a lookup with the wrong row",
+    f"""At this PC the reader returns other CFA/RA/FP rules than the section says (an
+    unsorted table searched as sorted, a PCMASK test compiled out, offsets read unsigned,
+    FREs out of order): it silently mis-unwinds. {_MODEL}""",
+    "Write sorted FDEs, increasing FRE starts and 4-byte offsets where a narrower unsigned "
+    "read would change the value; or use a fixed reader.")
+M_UNINIT = rule(
+    "fde-reader-uninit", "fde", "error", "reader's lookup reads an uninitialised variable",
+    f"""The reader's answer at this PC depends on a local variable it never set (an FDE
+    without FREs, a first FRE after the function start, an RA offset of 0): garbage on
+    kernels that do not zero-initialise the stack, a failed lookup on those that do.
+    {_MODEL}""",
+    "Give every FDE a first FRE at offset 0 and an RA rule.")
+M_PAST = rule(
+    "layout-reader-past", "layout", "error", "reader reads outside the section",
+    f"""The reader trusts a count or offset and reads bytes outside the section (it knows
+    no section size). {_MODEL}""",
+    "Keep every count and offset inside the section.")
+M_FAILS = rule(
+    "fde-reader-lookup-fails", "fde", "error", "reader fails a lookup the section answers",
+    f"""The reader returns an error where the section has a row for the PC; for the V3
+    series -EFAULT also removes the whole section from the process. {_MODEL}""",
+    "See the reason in the message; `sfcheck profiles NAME` lists the reader's checks.")
+M_FAILS_SPEC = rule(
+    "fde-reader-lookup-fails-spec", "fde", "warning",
+    "reader fails where the format marks an outermost or signal frame",
+    f"""SFrame v3 gives an FDE without FREs a meaning (an outermost frame; with the signal
+    bit, a signal frame). The reader fails the lookup instead and the unwinder falls back
+    to frame pointers. {_MODEL}""",
+    "Nothing to fix in the section; the reader does not implement this part of v3.")
+M_DIV0 = rule(
+    "fde-reader-div-zero", "fde", "error", "reader divides by zero",
+    f"""A PCMASK FDE with rep_size 0: the reader computes the PC offset modulo rep_size
+    without a check (in the kernel: a division-by-zero oops). {_MODEL}""",
+    "Write the PLT entry size in rep_size.")
+M_GAP = rule(
+    "fde-reader-gap-row", "fde", "warning", "reader unwinds a PC that no function holds",
+    f"""No FDE covers this PC (a gap between functions, past the last one, below the
+    first), yet the reader answers with a row, reads an uninitialised pointer or reads
+    outside the section. It matters only if code without an FDE runs there (alignment
+    padding never does). {_MODEL}""",
+    "Emit FDEs for all code (or accept it: padding never runs).")
+M_WALK = rule(
+    "fre-reader-walk-loops", "fre", "error", "reader's walker repeats a frame",
+    f"""A row whose CFA does not move above the stack pointer: a walker with no
+    CFA-direction check and no frame cap repeats the frame until its buffer is full.
+    {_MODEL}""",
+    "CFA offsets from SP are positive in every real ABI.")
+
+M_WARN = rule(
+    "fre-reader-warn", "fre", "error", "reader's walker hits a kernel warning",
+    f"""A flex FRE whose RA or FP control word is non-zero without reg_p or deref_p gives
+    the rule "CFA + offset" (not a load); the V3 walker (unwind_user_next_common) has no case
+    for it and executes WARN_ON_ONCE: a kernel warning any process can trigger with its own
+    .sframe (a panic on panic_on_warn systems). {_MODEL}""",
+    "Set deref_p for a saved register (a CFA-relative slot), or reg_p for a register.")
+M_STOPS = rule(
+    "fre-reader-walk-stops", "fre", "warning", "reader's unwind guard ends the walk at a row",
+    f"""The V3 walker accepts a row only if the new CFA is strictly above the SP (equal
+    only in the topmost frame) and word-aligned, and reads registers other than SP/FP only
+    in the topmost frame; a row that fails a guard ends the trace when it is met in a
+    deeper frame. {_MODEL}""",
+    "Expected for DRAP prologues (CFA in another register); otherwise check the CFA offset.")
+
+MODEL_RULES = {"refused": M_REFUSED, "wrong-row": M_WRONG, "uninit": M_UNINIT,
+               "past": M_PAST, "lookup-fails": M_FAILS, "lookup-fails-spec": M_FAILS_SPEC,
+               "div0": M_DIV0, "gap-row": M_GAP, "walker": M_WALK, "walker-warn": M_WARN,
+               "walk-stops": M_STOPS}
+
+
+def _exec_spans(info: ElfSFrameInfo | None) -> list[tuple[int, int]]:
+    if info is None or info.e_type not in ("ET_EXEC", "ET_DYN"):
+        return []
+    return sorted((s.vaddr, s.vaddr + s.memsz) for s in info.load_segments if s.flags & 1)
+
+
+def check_reader_model(ctx: SectionContext, profile: Profile,
+                       info: ElfSFrameInfo | None = None) -> None:
+    """Run the profile's reader model against the reference table and report each
+    (kind, FDE) once, with its first PC and how many more PCs behave the same."""
+    if ctx.relocatable:
+        return  # only linkers read a .o: no reader registers or searches it
+    from ..readers import compare  # the unwinder table is not needed by other rules
+    spans = _exec_spans(info)
+    if profile.model == "rfc2023":
+        # binfmt registers one range from the lowest to the highest PF_X address.
+        text = (spans[0][0], max(e for _, e in spans)) if spans else None
+        found = compare.run_rfc2023(ctx.data, ctx.vma, text)
+    elif profile.model == "v3":
+        found = compare.run_v3(ctx.data, ctx.vma, spans)
+    else:
+        return
+    first: dict[tuple[str, int | None], tuple[compare.Disagreement, int]] = {}
+    for d in found:
+        key = (d.kind, d.fde)
+        old = first.get(key)
+        first[key] = (d, 1) if old is None else (old[0], old[1] + 1)
+    for (kind, fde), (d, n) in first.items():
+        r = MODEL_RULES[kind]
+        if r.id not in profile.consumer:
+            continue
+        more = f" (and {n - 1} more PC(s) of this FDE)" if n > 1 else ""
+        ctx.emit(r, d.message + more, fde=fde)

@@ -1,0 +1,303 @@
+"""Run a reader model and sfcheck's reference table on the same PCs; report where they part.
+
+The reference is sfcheck/unwind/table.py (SORTED never trusted, every read bounded, gaps
+and FRE order checked). A `Disagreement` is one way the modelled reader's answer differs
+from it at one PC: a wrong row (mis-unwind), an uninitialised read, a read outside the
+section, a failed lookup, a division by zero, a row where there is no function, or a row
+the reader's walker mishandles. Findings are computed, not restated: a section on which
+the model and the reference agree everywhere gets none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ..errors import DecodeError
+from ..format import constants as C
+from ..format.abi import ABIS
+from ..format.fre_rules import RegRule, fre_rules
+from ..unwind.table import Miss, Row, SFrameTable
+from . import rfc2023, v3series
+from .outcome import DIV0, EFAULT, EINVAL, PAST, REFUSED, ROW, UNINIT, Outcome
+
+# Disagreement kinds (each is one consumer rule in sfcheck/rules/consumer.py).
+REFUSE = "refused"
+WRONG = "wrong-row"
+UNINIT_READ = "uninit"
+PAST_READ = "past"
+FAILS = "lookup-fails"
+FAILS_SPEC = "lookup-fails-spec"  # fails where the spec marks an outermost/signal frame
+DIVZERO = "div0"
+GAP = "gap-row"
+WALK = "walker"
+WALK_WARN = "walker-warn"  # the V3 walker hits WARN_ON_ONCE
+WALK_STOPS = "walk-stops"  # an unwind guard ends the walk at this row
+
+# The checker probes at most this many FDEs (evenly spread): a model lookup costs ~0.2-1 ms
+# of Python, and a 100k-FDE table must still check in seconds.
+MAX_PROBE_FDES = 1024
+MAX_FRE_PROBES = 16
+MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    kind: str
+    pc: int
+    fde: int | None  # FDE record index (the reference's, else the model's)
+    message: str
+    cause: str = ""  # which known reader defect explains it (fuzz campaigns count these)
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    pc: int
+    where: str  # why this PC: "start", "row", "last byte", "gap", "below"
+
+
+def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
+    """Function starts, row starts (PCMASK: in the first two blocks), last bytes, the
+    first byte after each function when no function holds it, and the byte below the
+    lowest function."""
+    h = table.header
+    if h is None:
+        return []
+    n = h.num_fdes
+    step = max(1, n // limit)
+    out: list[Probe] = []
+    starts: list[int] = []
+    for i in range(0, n, step):
+        try:
+            fde = table.fde(i)
+        except DecodeError:
+            continue
+        s = h.func_start(i, fde.start, table.vma + table.bias) & MASK64
+        starts.append(s)
+        out.append(Probe(s, "start"))
+        rep = fde.rep_size if h.version > C.VERSION_1 else 16
+        blocks = (0, rep) if fde.pcmask and rep else (0,)
+        for fre in fde.fres[:MAX_FRE_PROBES]:
+            for b in blocks:
+                if b + fre.start < fde.size:
+                    out.append(Probe((s + b + fre.start) & MASK64, "row"))
+        if fde.size:
+            out.append(Probe((s + fde.size - 1) & MASK64, "last byte"))
+            out.append(Probe((s + fde.size) & MASK64, "gap"))
+    if starts:
+        out.append(Probe((min(starts) - 1) & MASK64, "below"))
+    where: dict[int, str] = {}
+    for p in out:  # a PC that is both a gap of one FDE and a start of the next is a start
+        if where.get(p.pc) in (None, "gap", "below"):
+            where[p.pc] = p.where
+    return [Probe(pc, w) for pc, w in where.items()]
+
+
+def _reference_rules(table: SFrameTable, row: Row) -> tuple[RegRule, RegRule | None,
+                                                             RegRule | None] | None:
+    h = table.header
+    assert h is not None
+    if not row.fre.words:
+        return None
+    try:
+        return fre_rules(h, row.fde.flex(h.version), row.fre, ABIS.get(h.abi,
+                                                                       ABIS[C.ABI_AMD64_LE]))
+    except ValueError:
+        return None
+
+
+def _show(r: RegRule | None, abi: int) -> str:
+    if r is None:
+        return "-"
+    a = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+    base = {a.sp: "sp", a.fp: "fp"}.get(r.reg, f"r{r.reg}") if r.reg is not None else "cfa"
+    s = f"{base}{r.offset:+d}"
+    return f"[{s}]" if r.deref else s
+
+
+def _rules_text(rules: Sequence[RegRule | None], abi: int) -> str:
+    cfa, ra, fp = rules
+    return f"CFA {_show(cfa, abi)}, RA {_show(ra, abi)}, FP {_show(fp, abi)}"
+
+
+def _notes(out: Outcome) -> str:
+    return ("; " + "; ".join(out.notes)) if out.notes else ""
+
+
+def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
+              guards: bool) -> Disagreement | None:
+    """One PC: the model's outcome against the reference's."""
+    pc = probe.pc
+    ref = table.lookup(pc)
+    mine = (out.cfa, out.ra, out.fp)
+    h = table.header
+    assert h is not None
+    ref_fde = ref.fde_index if isinstance(ref, Row) else (ref.fde_index if isinstance(
+        ref, Miss) else None)
+    if isinstance(ref, Miss) and ref.kind == "no-fde" and out.kind != EINVAL:
+        # No function holds the PC: it matters only if code without an FDE runs there.
+        what = (f" answers with FDE {out.fde} FRE {out.fre} ({_rules_text(mine, h.abi)}): "
+                "a PC there is unwound with another function's row") if out.kind == ROW \
+            else f": {out.detail}"
+        return Disagreement(GAP, pc, out.fde, f"{pc:#x} ({probe.where}) is in no function, "
+                            f"but {reader}{what}{_notes(out)}", out.cause or "no-size-check")
+    if out.kind == DIV0:
+        return Disagreement(DIVZERO, pc, out.fde, f"{reader}: {out.detail}", "rep-size-zero")
+    if out.kind == PAST:
+        return Disagreement(PAST_READ, pc, ref_fde, f"lookup of {pc:#x}: {out.detail}",
+                            "no-bounds")
+    if out.kind == UNINIT:
+        return Disagreement(UNINIT_READ, pc, out.fde if out.fde is not None else ref_fde,
+                            f"lookup of {pc:#x} ({probe.where}): {reader}: {out.detail}"
+                            f"{_notes(out)}", out.cause)
+    if out.kind in (EINVAL, EFAULT):
+        if isinstance(ref, Row) and ref.fre.words and _reference_rules(table, ref) is None:
+            return None  # the row's data words are malformed: sfcheck's own rules say so
+        if isinstance(ref, Row):
+            drop = " (-EFAULT: the section is removed from the process)" \
+                if out.kind == EFAULT else " (-EINVAL: no row for this PC)"
+            return Disagreement(FAILS, pc, ref.fde_index, f"lookup of {pc:#x}: {reader} "
+                                f"fails where FDE {ref.fde_index} FRE {ref.fre_index} "
+                                f"applies: {out.detail}{drop}", out.kind)
+        if isinstance(ref, Miss) and ref.kind in ("outermost", "signal"):
+            return Disagreement(FAILS_SPEC, pc, ref.fde_index, f"lookup of {pc:#x}: "
+                                f"{reader} fails ({out.detail}) where the format marks "
+                                f"{'an outermost' if ref.kind == 'outermost' else 'a signal'}"
+                                " frame: the unwinder falls back to frame pointers")
+        return None
+    assert out.kind == ROW
+    if isinstance(ref, Miss):
+        if ref.kind == "malformed" and ref.fde_index is not None and _fres_unordered(
+                table, ref.fde_index):
+            # The reference refuses the FDE; the reader never checks FRE order and answers.
+            return Disagreement(WRONG, pc, ref.fde_index, (
+                f"lookup of {pc:#x} ({probe.where}): FDE {ref.fde_index}'s FREs are not in "
+                f"increasing order; {reader} never checks and answers with FRE {out.fre} "
+                f"({_rules_text(mine, h.abi)}), the scan stopping at the first later start"
+                f"{_notes(out)}"), "fre-order")
+        return None  # malformed or no row: sfcheck's own rules report the data
+    if out.outermost:
+        return None if not ref.fre.words else Disagreement(
+            WRONG, pc, ref.fde_index, f"lookup of {pc:#x}: {reader} ends the walk here")
+    truth = _reference_rules(table, ref)
+    if not guards:  # V3: the same row is the same answer (its rule encoding is the spec's)
+        if (out.fde, out.fre) != (ref.fde_index, ref.fre_index):
+            return Disagreement(WRONG, pc, ref.fde_index, (
+                f"lookup of {pc:#x} ({probe.where}): {reader} uses FDE {out.fde} FRE "
+                f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
+                "mis-unwind"), "v3-wrong-row")
+        return _v3_walk(pc, ref, out, reader, h.abi)
+    if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
+        # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
+        a = ABIS.get(h.abi, ABIS[C.ABI_AMD64_LE])
+        reg = a.sp if out.cfa.reg == rfc2023.SP else a.fp
+        mine = (RegRule(reg, out.cfa.offset, False), out.ra, out.fp)
+    if truth is not None and truth != mine:
+        return Disagreement(WRONG, pc, ref.fde_index, (
+            f"lookup of {pc:#x} ({probe.where}): {reader} answers "
+            f"{_rules_text(mine, h.abi)} from FDE {out.fde} FRE {out.fre}; the row is FDE "
+            f"{ref.fde_index} FRE {ref.fre_index}: {_rules_text(truth, h.abi)}: a "
+            f"mis-unwind{_notes(out)}"), _wrong_cause(table, out, ref, truth))
+    if guards and out.cfa is not None and out.cfa.reg == rfc2023.SP and out.cfa.offset <= 0 \
+            and (truth is None or truth[0].offset <= 0):
+        return Disagreement(WALK, pc, ref.fde_index, (
+            f"lookup of {pc:#x}: CFA = sp{out.cfa.offset:+d} does not move up, and the walker "
+            f"of {reader} has no CFA-direction check or frame cap: it repeats this frame "
+            "until the caller's buffer is full"), "no-direction-check")
+    return None
+
+
+def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disagreement | None:
+    """What unwind_user_next_common (user.c@3231d5c5) does with the row, beyond the lookup."""
+    where = f"lookup of {pc:#x}: FDE {ref.fde_index} FRE {ref.fre_index}"
+    for name, r in (("RA", out.ra), ("FP", out.fp)):
+        if r is not None and r.reg is None and not r.deref:
+            return Disagreement(WALK_WARN, pc, ref.fde_index, (
+                f"{where}: the {name} rule is 'CFA{r.offset:+d}' (flex control word without "
+                f"reg_p or deref_p); the walker of {reader} has no case for it and hits "
+                "WARN_ON_ONCE (a kernel warning from user data; a panic with panic_on_warn)"),
+                "rule-cfa-offset-warn")
+    a = ABIS.get(abi_id, ABIS[C.ABI_AMD64_LE])
+    cfa = out.cfa
+    if cfa is None:
+        return None
+    why = ""
+    if cfa.reg not in (a.sp, a.fp):
+        why = (f"the CFA is based on register {cfa.reg}, which the walker reads only in the "
+               "topmost frame")
+    elif abi_id != C.ABI_S390X_BE and cfa.reg == a.sp and not cfa.deref and (
+            cfa.offset <= 0 or cfa.offset % a.word_size):
+        why = (f"CFA = SP{cfa.offset:+d} is not above the SP" if cfa.offset <= 0 else
+               f"CFA = SP{cfa.offset:+d} is not word-aligned")
+    if why:
+        return Disagreement(WALK_STOPS, pc, ref.fde_index, (
+            f"{where}: {why}: {reader} ends the walk here unless it is the topmost frame "
+            "(-EINVAL)"), "walk-guard")
+    return None
+
+
+def _fres_unordered(table: SFrameTable, index: int) -> bool:
+    try:
+        starts = [f.start for f in table.fde(index).fres]
+    except DecodeError:
+        return False
+    return any(b <= a for a, b in zip(starts, starts[1:], strict=False))
+
+
+def _wrong_cause(table: SFrameTable, out: Outcome, ref: Row,
+                 truth: tuple[RegRule, RegRule | None, RegRule | None]) -> str:
+    """Which of the RFC reader's defects gives this wrong row (for campaign reports)."""
+    h = table.header
+    assert h is not None
+    if out.fde != ref.fde_index:
+        if out.fde is not None and out.fde >= h.num_fdes:
+            return "phantom-fde"
+        return "unsorted-accepted" if not h.sorted else "wrong-fde"
+    if ref.fde.pcmask:
+        return "pcmask-last-fre"
+    if out.fre == ref.fre_index and out.cfa is not None and out.cfa.offset != truth[0].offset:
+        return "cfa-unsigned"
+    starts = [f.start for f in ref.fde.fres]
+    if any(s >= 1 << 31 for s in starts):
+        return "fre-start-s32"
+    if any(b <= a for a, b in zip(starts, starts[1:], strict=False)):
+        return "fre-order"
+    return "other"
+
+
+def run_rfc2023(data: bytes, vma: int = 0, text: tuple[int, int] | None = None,
+                limit: int = MAX_PROBE_FDES) -> Iterator[Disagreement]:
+    """The 2023 RFC reader against the reference; `text` is the registered text range
+    (the file's executable mapping), PCs outside it are never looked up."""
+    sec = rfc2023.register(data, vma)
+    if isinstance(sec, Outcome):
+        yield Disagreement(REFUSE if sec.kind == REFUSED else PAST_READ, vma, None,
+                           sec.detail, sec.cause)
+        return
+    table = SFrameTable(data, vma=vma)
+    for probe in probe_pcs(table, limit):
+        if text is not None and not text[0] <= probe.pc < text[1]:
+            continue
+        d = _classify(table, probe, rfc2023.lookup(data, sec, probe.pc), rfc2023.READER,
+                      guards=True)
+        if d is not None:
+            yield d
+
+
+def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
+           validate: bool = False, limit: int = MAX_PROBE_FDES) -> Iterator[Disagreement]:
+    """The V3 series against the reference: one registration per text range (binfmt
+    registers the section once per PF_X segment); without `texts`, one covering all."""
+    table = SFrameTable(data, vma=vma)
+    probes = probe_pcs(table, limit)
+    for text in texts or [(0, MASK64)]:
+        sec = v3series.register(data, vma, text, validate)
+        if isinstance(sec, Outcome):
+            yield Disagreement(REFUSE, vma, sec.fde, sec.detail)
+            continue
+        for probe in probes:
+            if text[0] <= probe.pc < text[1]:
+                d = _classify(table, probe, v3series.lookup(data, sec, probe.pc),
+                              v3series.READER, guards=False)
+                if d is not None:
+                    yield d

@@ -1,0 +1,59 @@
+"""Text coverage: which executable bytes no SFrame FDE describes.
+
+A profiler that unwinds with SFrame alone (the kernel's user unwinder, glibc's backtrace)
+cannot unwind a sample taken in code without an FDE: it falls back to frame pointers or
+stops. The section can be perfectly valid and still cover little of the text (gas skips
+functions it cannot describe; hand-written assembly, PLT stubs, crt code have no CFI), so
+this is information, reported per PF_X segment: the uncovered ranges, their bytes and the
+share of the segment.
+"""
+
+from __future__ import annotations
+
+from ..elf import ElfSFrameInfo
+from .context import SectionContext
+from .registry import rule
+
+MAX_LISTED = 8  # ranges named in the message; the byte count covers all of them
+
+COVERAGE = rule(
+    "elf-text-coverage", "elf", "info", "executable bytes no FDE covers",
+    """For each executable PT_LOAD segment, the bytes outside every FDE's [start, start +
+    size): a sample taken there cannot be unwound with SFrame (the kernel falls back to
+    frame pointers, glibc's backtrace to DWARF). Alignment padding between functions is
+    counted too, so 100% is rare even for complete data; large or many ranges point to
+    functions gas skipped or code without CFI.""",
+    "Check gas's warnings for skipped FDEs; add CFI to hand-written assembly.")
+
+
+def uncovered(lo: int, hi: int, ranges: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The parts of [lo, hi) outside every (pc, size, _) range."""
+    out, at = [], lo
+    for pc, size, _ in sorted(ranges):
+        end = pc + size
+        if size <= 0 or end <= at or pc >= hi:
+            continue
+        if pc > at:
+            out.append((at, pc))
+        at = max(at, end)
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> None:
+    if info.e_type not in ("ET_EXEC", "ET_DYN") or ctx.relocatable:
+        return
+    for seg in info.load_segments:
+        if not seg.flags & 1 or not seg.memsz:
+            continue
+        lo, hi = seg.vaddr, seg.vaddr + seg.memsz
+        gaps = uncovered(lo, hi, ctx.ranges)
+        missing = sum(b - a for a, b in gaps)
+        if not missing:
+            continue
+        shown = ", ".join(f"[{a:#x}, {b:#x})" for a, b in gaps[:MAX_LISTED])
+        more = f" and {len(gaps) - MAX_LISTED} more" if len(gaps) > MAX_LISTED else ""
+        ctx.emit(COVERAGE, f"PT_LOAD[{seg.index}] [{lo:#x}, {hi:#x}): {missing} of "
+                 f"{hi - lo} executable byte(s) ({100 * missing / (hi - lo):.1f}%) in "
+                 f"{len(gaps)} range(s) no FDE covers: {shown}{more}")

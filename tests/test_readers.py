@@ -1,0 +1,251 @@
+"""Reader models (sfcheck/readers/): the 2023 RFC reader and the V3 series, run against the
+reference table; each known behaviour of the shared facts is found on a section built for it,
+and a clean section gets nothing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, assume, given, settings
+
+from sfcheck.checker import Options, check_section_bytes
+from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.readers import compare, rfc2023, v3series
+from sfcheck.readers.outcome import DIV0, REFUSED, ROW, Outcome
+from sfcheck.result import Severity
+
+from strategies import mutated_sections, sections
+
+VMA = 0x10000
+
+
+def fdes(*extra: FDE) -> list[FDE]:
+    return [
+        FDE(start=0x100, size=0x40, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [8]), make_fre(1, [16]), make_fre(4, [16, -16], False))),
+        FDE(start=0x200, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [8]),)),
+        *extra,
+    ]
+
+
+def v1(fd: list[FDE] | None = None, **kw) -> bytes:
+    return encode(build_section(1, C.ABI_AMD64_LE, fdes() if fd is None else fd, **kw))
+
+
+def rules(data: bytes, profile: str = "kernel-rfc-2023") -> dict[str, Severity]:
+    got: dict[str, Severity] = {}
+    res = check_section_bytes(data, vma=VMA, options=Options(profile=profile))
+    for f in res.findings:
+        got[f.rule] = max(got.get(f.rule, f.severity), f.severity)
+    return got
+
+
+def errors(data: bytes, profile: str = "kernel-rfc-2023") -> set[str]:
+    return {r for r, s in rules(data, profile).items() if s >= Severity.ERROR}
+
+
+def kinds(data: bytes) -> set[str]:
+    return {d.kind for d in compare.run_rfc2023(data, VMA)}
+
+
+def test_clean_sorted_v1_passes():
+    assert errors(v1()) == set()
+    # Only PCs no function holds are reported, as warnings (gaps, below the first).
+    assert kinds(v1()) <= {compare.GAP}
+
+
+def test_flags_zero_refused_other_flags_register_unsorted():
+    assert "header-reader-refused" in errors(v1(flags=0))
+    swapped = list(reversed(fdes()))
+    # FRAME_POINTER without SORTED: registered (the `!flags & SORTED` bug), then the binary
+    # search over the unsorted table answers with the wrong function.
+    data = v1(swapped, flags=C.F_FRAME_POINTER)
+    sec = rfc2023.register(data, VMA)
+    assert not isinstance(sec, Outcome)
+    assert {compare.WRONG, compare.UNINIT_READ} & kinds(data)
+    assert "fde-reader-wrong-row" in errors(data) or "fde-reader-uninit" in errors(data)
+
+
+def test_pcmask_takes_last_fre():
+    plt = FDE(start=0x300, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1, pcmask=True),
+              fres=(make_fre(0, [8]), make_fre(11, [16])))
+    data = v1(fdes(plt))
+    found = [d for d in compare.run_rfc2023(data, VMA) if d.kind == compare.WRONG]
+    assert found and all(d.fde == 2 for d in found)
+    assert "sp+16" in found[0].message and "sp+8" in found[0].message
+
+
+def test_fde_without_fres_and_late_first_fre_are_uninitialised():
+    empty = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1))
+    late = FDE(start=0x400, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(4, [8]),))
+    data = v1(fdes(empty, late))
+    found = {(d.kind, d.fde) for d in compare.run_rfc2023(data, VMA)}
+    assert (compare.UNINIT_READ, 2) in found
+    assert (compare.UNINIT_READ, 3) in found
+    assert "fde-reader-uninit" in errors(data)
+
+
+def test_negative_narrow_cfa_offset_read_unsigned():
+    neg = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+              fres=(make_fre(0, [-16], base_sp=False),))
+    data = v1(fdes(neg))
+    out = rfc2023.lookup(data, rfc2023.register(data, VMA), VMA + 0x300)
+    assert out.kind == ROW and out.cfa.offset == 240
+    assert "fde-reader-wrong-row" in errors(data)
+    wide = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(0, [-16], base_sp=False, size_code=2),))
+    d2 = v1(fdes(wide))
+    assert rfc2023.lookup(d2, rfc2023.register(d2, VMA), VMA + 0x300).cfa.offset == -16
+
+
+def test_cfa_sp_zero_walker_loops():
+    zero = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(0, [0]),))
+    assert "fre-reader-walk-loops" in errors(v1(fdes(zero)))
+
+
+def test_later_versions_rejected():
+    for version in (2, 3):
+        data = encode(build_section(version, C.ABI_AMD64_LE, fdes()))
+        assert "header-version-unsupported" in errors(data)
+        assert "fde-reader-wrong-row" not in errors(data)
+
+
+def test_fre_start_over_2g_always_chosen():
+    big = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR4),
+              fres=(make_fre(0, [8]), make_fre(0x80000000, [16])))
+    data = v1(fdes(big))
+    out = rfc2023.lookup(data, rfc2023.register(data, VMA), VMA + 0x300)
+    assert out.kind == ROW and out.fre == 1
+
+
+def v3_pcmask(rep: int) -> bytes:
+    plt = FDE(start=0, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1, pcmask=True), rep_size=rep,
+              fres=(make_fre(0, [8]), make_fre(11, [16])))
+    sec = build_section(3, C.ABI_AMD64_LE, [plt])
+    h = sec.header
+    # PC-relative start: the function begins 0x100 before the section.
+    fde0 = replace(sec.fdes[0], start=-0x100 - h.fdes_start)
+    return encode(replace(sec, fdes=(fde0,)))
+
+
+def test_v3_rep_size_zero_passes_validation_then_divides_by_zero():
+    data = v3_pcmask(0)
+    text = (VMA - 0x100, VMA - 0x100 + 0x20)
+    sec = v3series.register(data, VMA, text, validate=True)
+    assert not isinstance(sec, Outcome), sec
+    assert v3series.lookup(data, sec, VMA - 0x100 + 1).kind == DIV0
+    assert rules(data, "kernel").get("fde-reader-div-zero") == Severity.ERROR
+    ok = v3_pcmask(16)
+    sec = v3series.register(ok, VMA, text, validate=True)
+    assert v3series.lookup(ok, sec, VMA - 0x100 + 16 + 12).fre == 1
+    assert "fde-reader-div-zero" not in rules(ok, "kernel")
+
+
+def test_v3_text_end_revisions():
+    data = v3_pcmask(16)
+    at_end = (VMA - 0x200, VMA - 0x100)  # the function starts exactly at text_end
+    old = v3series.register(data, VMA, at_end, validate=True)
+    new = v3series.register(data, VMA, at_end, validate=True,
+                            revision=v3series.TEXT_END_ACCEPTS_EQUAL)
+    assert isinstance(old, Outcome) and old.kind == REFUSED
+    assert not isinstance(new, Outcome)
+
+
+def test_v3_unsorted_registration_and_lookup():
+    data = encode(build_section(3, C.ABI_AMD64_LE, fdes(), flags=C.F_FDE_FUNC_START_PCREL))
+    assert isinstance(v3series.register(data, 0, (0, 1 << 64)), Outcome)
+
+
+KINDS = {compare.REFUSE, compare.WRONG, compare.UNINIT_READ, compare.PAST_READ, compare.FAILS,
+         compare.FAILS_SPEC, compare.DIVZERO, compare.GAP, compare.WALK, compare.WALK_WARN,
+         compare.WALK_STOPS}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(sections(versions=(3,)))
+def test_v3_model_agrees_with_reference_on_valid_sections(sec):
+    """Valid v3 sections with strictly increasing function starts (equal starts are
+    fde-start-duplicate): the V3 reader and the reference pick the same row at every probed
+    PC inside a function."""
+    starts = [sec.func_start(i) for i in range(len(sec.fdes))]
+    assume(all(a < b for a, b in zip(starts, starts[1:], strict=False)))  # else fde-start-dup
+    data = encode(sec)
+    bad = [d for d in compare.run_v3(data, VMA)
+           if d.kind not in (compare.REFUSE, compare.FAILS_SPEC, compare.GAP, compare.WALK_STOPS,
+                             compare.WALK_WARN)]
+    assert bad == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(mutated_sections())
+def test_models_never_raise_on_hostile_bytes(data):
+    found = [*compare.run_rfc2023(data, VMA), *compare.run_v3(data, VMA, validate=True),
+             *compare.run_v3(data, VMA)]
+    assert all(d.kind in KINDS and d.message for d in found)
+
+
+def test_profiles_command_shows_every_fact_with_its_source(capsys) -> None:
+    from sfcheck.cli import main
+    from sfcheck.profiles import PROFILES
+    assert main(["profiles", "kernel-rfc-2023"]) == 0
+    out = capsys.readouterr().out
+    p = PROFILES["kernel-rfc-2023"]
+    assert p.consumer and p.notes
+    for rid, fact in p.consumer.items():
+        assert f"{rid}: {fact.text} [{fact.source}]" in out
+    for n in p.notes:
+        assert f"{n.text} [{n.source}]" in out
+    assert "versions: v1" in out
+
+
+def test_kernel_profile_model_under_elf(tmp_path) -> None:
+    """A linked v3 file whose PLT FDE says rep_size 0: an error under `kernel` only."""
+    from sfcheck.checker import check_elf
+    from sfcheck.elf import load_elf
+    from sfcheck.format.decode import Decoder
+
+    from helpers import CORPUS
+    src = CORPUS / "v3" / "exe_pie"
+    sec = load_elf(src).sections[0]
+    dec = Decoder(sec.data)
+    h = dec.header
+    plt = next(i for i in range(h.num_fdes) if dec.fde(i).pcmask)
+    pos = sec.offset + h.fres_start + dec.fde(plt).fre_off + 4  # the attribute's rep_size
+    data = bytearray(src.read_bytes())
+    assert data[pos] == dec.fde(plt).rep_size != 0
+    data[pos] = 0
+    (tmp_path / "exe").write_bytes(bytes(data))
+    opts = Options(profile="kernel", disable={"semantic", "defect"})
+    got = {f.rule for f in check_elf(tmp_path / "exe", options=opts).findings}
+    assert "fde-reader-div-zero" in got
+    strict = {f.rule for f in check_elf(tmp_path / "exe").findings}
+    assert "fde-reader-div-zero" not in strict
+
+
+def test_v3_flex_ra_rule_without_deref_hits_warn_on_once() -> None:
+    """A flex FRE whose RA control word has neither reg_p nor deref_p: the walker's switch has
+    no case for "CFA + offset" and reaches WARN_ON_ONCE; with deref_p it is a normal row."""
+    def flex(ra_ctl: int) -> bytes:
+        fre = make_fre(0, [(7 << 3) | 1, 16, ra_ctl, -8])  # CFA = rsp+16; RA rule, offset -8
+        f = FDE(start=0, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1), fres=(fre,),
+                info2=C.FDE_TYPE_FLEX)
+        sec = build_section(3, C.ABI_AMD64_LE, [f], fixed_ra=0)
+        return encode(replace(sec, fdes=(replace(sec.fdes[0], start=-0x100 - 28),)))
+    bad = {d.kind for d in compare.run_v3(flex(1 << 3), VMA)}
+    assert compare.WALK_WARN in bad
+    assert "fre-reader-warn" in errors(flex(1 << 3), "kernel")
+    assert compare.WALK_WARN not in {d.kind for d in compare.run_v3(flex(2), VMA)}
+
+
+def test_fre_order_never_checked_by_the_rfc_reader() -> None:
+    unordered = FDE(start=0x300, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                    fres=(make_fre(0, [8]), make_fre(8, [16]), make_fre(4, [24])))
+    found = [d for d in compare.run_rfc2023(v1(fdes(unordered)), VMA)
+             if d.fde == 2 and d.kind == compare.WRONG]
+    assert found and found[0].cause == "fre-order"
+    # The V3 series checks the order: -EFAULT, where the reference also refuses the FDE.
+    assert not [d for d in compare.run_rfc2023(v1(), VMA) if d.cause == "fre-order"]
