@@ -38,8 +38,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .fileio import InputFileError
     from .inputs import Limits, read_path_list
     from .result import Severity
-    from .scan import ScanConfig, default_jobs, progress_stream, scan
-    from .waivers import WaiverError, apply_waivers, load_waivers, needs_symbols
+    from .scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
+    from .waivers import WaiverError, apply_waivers, load_waivers
 
     options = Options(enable=set(args.enable), disable=set(args.disable),
                       require_sframe=args.require_sframe, profile=args.profile)
@@ -57,15 +57,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)
         return EXIT_USAGE
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
-                        symbols=needs_symbols(waivers) or args.format in ("json", "sarif"),
                         progress=progress_stream(args.quiet))
     result = scan(paths, config)
     result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
     status = EXIT_OK
     for res in result.files:
-        if res.error:
-            status = EXIT_USAGE
+        if res.error:  # a bug in sfcheck on one file is told apart from an unreadable one
+            status = max(status, EXIT_INTERNAL if res.error.startswith(INTERNAL_ERROR)
+                         else EXIT_USAGE)
         elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
     from .cli_output import write_report

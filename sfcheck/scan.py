@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # package, member). A batch is a list of them.
 Job = tuple[int, str, str | None, bytes | None, str | None, str | None]
 
+INTERNAL_ERROR = "sfcheck internal error"  # a FileResult.error that is a bug, not bad input
 _BATCH_FILES = 16  # jobs per batch: amortises inter-process overhead (~1 ms per file)
 _BATCH_BYTES = 8 << 20  # ... but never much memory in one message
 _INFLIGHT_BYTES = 128 << 20  # member bytes submitted to workers and not yet checked
@@ -56,7 +57,6 @@ class ScanConfig:
     limits: Limits = field(default_factory=Limits)
     raw: bool = False  # inputs are bare SFrame sections (check --raw)
     vma: int = 0
-    symbols: bool = False  # look up function names for findings with a PC
     progress: TextIO | None = None  # a terminal to draw a progress line on
 
 
@@ -94,7 +94,7 @@ def _die_with_parent(parent: int) -> None:
 
 def _check_one(job: Job, config: ScanConfig) -> FileResult:
     """One input. Function names are filled by check_elf for every output format (one
-    result model), so `config.symbols` changes nothing here."""
+    result model)."""
     _, label, path, data, package, member = job
     if config.raw:
         assert path is not None
@@ -102,6 +102,8 @@ def _check_one(job: Job, config: ScanConfig) -> FileResult:
             raw = read_bounded(path, MAX_SECTION_BYTES)
         except InputFileError as exc:
             return FileResult(label, error=exc.message)
+        if raw.startswith(b"\x7fELF"):
+            return FileResult(label, error="this is an ELF file; drop --raw")
         return check_section_bytes(raw, label, config.vma, options=config.options, raw=True)
     res = check_elf(data if data is not None else path or label, path=label,
                     options=config.options)
@@ -116,7 +118,7 @@ def _run_batch(batch: list[Job]) -> list[tuple[int, FileResult]]:
         try:
             res = _check_one(job, _worker_config)
         except Exception as exc:  # a bug in sfcheck: report it on this file, scan the rest
-            res = FileResult(job[1], error=f"sfcheck internal error: {type(exc).__name__}: "
+            res = FileResult(job[1], error=f"{INTERNAL_ERROR}: {type(exc).__name__}: "
                              f"{exc} (please report this file)", package=job[4], member=job[5])
         out.append((job[0], res))
     return out

@@ -179,11 +179,6 @@ def load_waivers(path: str) -> list[Waiver]:
     return parse_waivers(text, path)
 
 
-def needs_symbols(waivers: list[Waiver]) -> bool:
-    """Whether matching needs each finding's function name (worth a symbol-table read)."""
-    return any(w.function is not None for w in waivers)
-
-
 def apply_waivers(files: list[FileResult], waivers: list[Waiver]) -> list[Waiver]:
     """Mark covered findings waived (the first matching waiver's reason, in file order);
     return the waivers that covered nothing.

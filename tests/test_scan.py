@@ -111,15 +111,12 @@ def test_raw_sections_still_checked(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_function_names_come_from_the_symbol_table() -> None:
-    res = scan([str(LIB_V1)], ScanConfig(symbols=True)).files[0]
+    res = scan([str(LIB_V1)], ScanConfig()).files[0]
     with LIB_V1.open("rb") as f:
         syms = {s["st_value"]: s.name for s in ELFFile(f).get_section_by_name(".symtab")
                 .iter_symbols() if s["st_info"]["type"] == "STT_FUNC" and s["st_size"]}
     named = [f.location for f in res.findings if f.location.function]
     assert named and all(syms.get(loc.pc) == loc.function for loc in named)
-    # One result model whatever the output format: names do not depend on the flag.
-    plain = scan([str(LIB_V1)], ScanConfig(symbols=False)).files[0]
-    assert plain.findings == res.findings
 
 
 def test_progress_line_only_on_request() -> None:
@@ -158,10 +155,16 @@ def test_internal_error_is_reported_on_the_file(monkeypatch: pytest.MonkeyPatch,
         raise RuntimeError("boom")
 
     monkeypatch.setattr(sfcheck.scan, "check_elf", broken)
-    assert main(["check", "-j", "1", str(LIB_V3), str(EXE_V2)]) == 2
+    # Exit 70, not 2: a gate tells "sfcheck has a bug" from "this package is unreadable".
+    assert main(["check", "-j", "1", str(LIB_V3), str(EXE_V2)]) == 70
     out = capsys.readouterr().out
     assert f"{LIB_V3}: error: sfcheck internal error: RuntimeError: boom" in out
     assert f"{EXE_V2}: error: sfcheck internal error" in out  # the scan went on
+
+
+def test_raw_on_an_elf_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--raw", "-j", "1", str(LIB_V3)]) == 2
+    assert f"{LIB_V3}: error: this is an ELF file; drop --raw" in capsys.readouterr().out
 
 
 def test_thin_archives_skipped_in_trees_refused_by_name(tmp_path: Path,

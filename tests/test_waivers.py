@@ -25,7 +25,6 @@ from sfcheck.waivers import (
     WaiverError,
     apply_waivers,
     load_waivers,
-    needs_symbols,
     parse_waivers,
 )
 
@@ -73,7 +72,6 @@ def test_parse_errors_name_the_waiver(text: str, words: str) -> None:
 def test_parse_ok_with_hex_pc() -> None:
     (w,) = parse_waivers(waiver_toml(rule="fde", path="lib/*.so", reason=" why ") + "pc = 0x10b0\n")
     assert (w.index, w.rule, w.pc, w.reason) == (1, "fde", 0x10B0, "why")
-    assert not needs_symbols([w])
     assert w.as_dict() == {"index": 1, "rule": "fde", "path": "lib/*.so", "reason": "why",
                            "pc": 0x10B0}
 
@@ -114,7 +112,7 @@ def test_load_waivers_io_error(tmp_path: Path) -> None:
 
 def _function_finding() -> Finding:
     """A finding on the corpus that names a function (found, not hard-coded)."""
-    res = scan([str(LIB_V1)], ScanConfig(symbols=True)).files[0]
+    res = scan([str(LIB_V1)], ScanConfig()).files[0]
     named = [f for f in res.findings if f.location.function]
     assert named, "expected at least one finding with a function name on v1/libcorpus.so"
     return named[0]
