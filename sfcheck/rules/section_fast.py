@@ -17,7 +17,6 @@ compares both paths.
 from __future__ import annotations
 
 import re
-import struct
 import sys
 from array import array
 from collections.abc import Iterable
@@ -26,28 +25,17 @@ from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, or_, sub
 
 from ..format import constants as C
-from ..format.model import Header
-
-# Info bytes of FDEs this path handles: FRE type 0-2, PCINC, no reserved bits.
-_PCMASK, _PAUTH = 0x10, 0x20
-
-
-def fast_fre_type(info: int, version: int, aarch64: bool) -> int:
-    """The FRE type of an FDE info byte the fast path takes, or -1."""
-    reserved = 0x40 | (0x80 if version < C.VERSION_3 else 0)
-    if info & (reserved | _PCMASK) or (info & _PAUTH and not aarch64):
-        return -1
-    t = info & 0xF
-    return t if t <= C.FRE_TYPE_ADDR4 else -1
+from ..format.abi import has_pauth
+from ..format.model import FDE, Header
+from . import fde as F
+from . import fre as R
 
 
-def fast_fre_types(version: int, abi: int) -> list[int]:
-    aarch64 = abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
-    return [fast_fre_type(b, version, aarch64) for b in range(256)]
-
-
-# Function sizes each FRE type must have (fde-fre-type-size / fde-fre-type-small).
-SIZE_RANGE = ((0, 0x100), (0x100, 0x10000), (0x10000, 1 << 32))
+def fast_fre_type(info: int) -> int:
+    """The FRE type of an FDE info byte whose FREs the patterns can walk (PCINC, type
+    0-2), or 255. Whether check_fde objects to the byte is asked of check_fde itself."""
+    t = info & C.FDE_INFO_FRE_TYPE
+    return t if not info & C.FDE_INFO_PCMASK and t <= C.FRE_TYPE_ADDR4 else 255
 
 
 def _cls(values: list[int] | range) -> bytes:
@@ -73,46 +61,54 @@ def _word(width: int, big: bool, low: bytes, top: bytes) -> bytes:
     return top + mid + low if big else low + mid + top
 
 
-def _cfa_word(width: int, big: bool, s390x: bool) -> bytes:
-    """A stored SP-based CFA word that fre-cfa-offset accepts.
+def _sext(value: int, width: int) -> int:
+    top = 1 << (8 * width - 1)
+    return (value & (2 * top - 1)) - 2 * top * bool(value & top)
 
-    Elsewhere: offset >= 0 and a multiple of 8. s390x stores (off - 160) / 8, so
-    every value is aligned and offset >= 0 means stored >= -20.
-    """
-    if not s390x:
-        if width == 1:
-            return _cls(range(0, 0x80, 8))
-        return _word(width, big, _cls(range(0, 0x100, 8)), _cls(range(0x80)))
+
+def _cfa_word(width: int, big: bool, abi: int) -> bytes:
+    """A stored SP-based CFA word that fre-cfa-offset accepts, from R.cfa_offset_ok over
+    the stored value as the ABI scales it. One byte: every value is tried. Wider: a word
+    whose bytes below the top one are free is accepted when its low byte and its top
+    byte each pass (with the other bytes 0), or -- for negative words -- when it is a
+    sign-extended low byte that passes; the predicate is checked to be separable that
+    way over the edge values, and the equivalence test covers the rest."""
+    def ok(stored: int) -> bool:
+        return R.cfa_offset_ok(cfa_scale_abi(abi, stored))
+
     if width == 1:
-        return _cls([*range(0x80), *range(0x100 - 20, 0x100)])
-    nonneg = _word(width, big, b".", _cls(range(0x80)))
-    neg = _word(width, big, _cls(range(0x100 - 20, 0x100)), b"\\xff")
-    if width == 4:
-        neg = b"\\xff\\xff\\xff" + _cls(range(0x100 - 20, 0x100)) if big else \
-            _cls(range(0x100 - 20, 0x100)) + b"\\xff\\xff\\xff"
-    return b"(?:" + nonneg + b"|" + neg + b")"
+        return _cls([b for b in range(256) if ok(_sext(b, 1))])
+    shift = 8 * (width - 1)
+    low = [b for b in range(256) if ok(b)]
+    top = [t for t in range(0x80) if ok(t << shift)]
+    neg = [b for b in range(0x80, 0x100) if ok(b - 0x100)]
+    for lo in (low[:1] + low[-1:]):
+        for hi in (top[:1] + top[-1:]):
+            if not ok((hi << shift) | (0xFF << 8 if width > 2 else 0) | lo):
+                raise ValueError("fre-cfa-offset is not separable by bytes")
+    arms = []
+    if low and top:
+        arms.append(_word(width, big, _cls(low), _cls(top)))
+    if neg:
+        ones = b"\\xff" * (width - 1)
+        arms.append(ones + _cls(neg) if big else _cls(neg) + ones)
+    if not arms:
+        return b"(?!)"
+    return arms[0] if len(arms) == 1 else b"(?:" + b"|".join(arms) + b")"
 
 
-def _even_word(width: int, big: bool) -> bytes:
-    """s390x RA/FP words: only even ones (stack slots) avoid the register rules."""
-    even = _cls(range(0, 0x100, 2))
+def cfa_scale_abi(abi: int, stored: int) -> int:
+    """A stored CFA word as bytes (datawords.cfa_scale, by ABI number)."""
+    return C.s390x_cfa_decode(stored) if abi == C.ABI_S390X_BE else stored
+
+
+def _slot_word(width: int, big: bool) -> bytes:
+    """s390x RA/FP words that R.stack_slot accepts (it looks at the low byte only)."""
+    low = _cls([b for b in range(256) if R.stack_slot(b)])
     if width == 1:
-        return even
+        return low
     rest = b"." * (width - 1)
-    return rest + even if big else even + rest
-
-
-def fixed_words(h: Header) -> int:
-    """How many of the RA/FP words the header fixes (they are then not in the FREs)."""
-    return (h.fixed_ra != 0) + (h.fixed_fp != 0)
-
-
-def legal_counts(version: int, fixed: int) -> frozenset[int]:
-    """Data-word counts of a DEFAULT FRE that fre-word-count accepts: the CFA, then an RA
-    and an FP word unless the header fixes them (libsframe's getters, the kernel's
-    __read_default_fde_fre_datawords); 0 words (RA undefined) since v2."""
-    counts = set(range(0 if version >= C.VERSION_2 else 1, 4 - fixed))
-    return frozenset(counts)
+    return rest + low if big else low + rest
 
 
 def pattern_abi(abi: int) -> int:
@@ -131,25 +127,22 @@ def fre_pattern(asz: int, abi: int, version: int, big: bool,
     findall() returns the start-address bytes of each FRE, and b"" where a byte
     starts no acceptable FRE (so a clean walk contains no b"").
     """
-    aarch64 = abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
     s390x = abi == C.ABI_S390X_BE
-    legal = legal_counts(version, fixed)
+    quiet = R.quiet_infos(R.legal_counts(version, fixed), has_pauth(abi))
     tails: dict[bytes, list[int]] = {}
     order: list[tuple[int, int, bytes]] = []
     for info in range(256):
-        code = (info >> 5) & 3
-        n = (info >> 1) & 0xF
-        if code == 3 or info & 0x80 and not aarch64 or n not in legal:
+        code = info >> C.FRE_INFO_SIZE_SHIFT & 3
+        if code not in C.WORD_SIZE or not quiet[info]:
             continue
         w = C.WORD_SIZE[code]
-        if n * w > C.MAX_DATAWORD_BYTES:
-            continue
+        n = (info & C.FRE_INFO_COUNT) >> 1
         words = []
         for k in range(n):
-            if k == 0 and info & 1:
-                words.append(_cfa_word(w, big, s390x))
+            if k == 0 and info & C.FRE_INFO_BASE_SP:
+                words.append(_cfa_word(w, big, abi))
             elif k > 0 and s390x:
-                words.append(_even_word(w, big))
+                words.append(_slot_word(w, big))
             else:
                 words.append(b"." * w)
         tail = b"".join(words)
@@ -163,12 +156,6 @@ def fre_pattern(asz: int, abi: int, version: int, big: bool,
     return re.compile(body, re.DOTALL)
 
 
-@cache
-def starts_struct(asz: int, count: int, big: bool) -> struct.Struct:
-    """Unpacks `count` concatenated ADDR2/ADDR4 start addresses."""
-    return struct.Struct((">" if big else "<") + str(count) + ("H" if asz == 2 else "I"))
-
-
 # ---------------------------------------------------------------------------
 # Column-wise classification of a whole FDE table.
 
@@ -177,20 +164,13 @@ _SCODE = {1: "b", 2: "h", 4: "i", 8: "q"}
 _HOST_LITTLE = sys.byteorder == "little"
 
 # bytes.translate tables: 0/1 flags per byte value.
-_NONZERO = bytes([0] + [1] * 255)
 _FLIP = bytes([1] + [0] * 255)
-_IS255 = bytes([0] * 255 + [1])
 _EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
 
 
 def _mark(bad: bytearray, flags: Iterable[int | bool]) -> None:
     """bad[i] |= flags[i]."""
     bad[:] = bytes(map(or_, bad, flags))
-
-
-def _mark_if(bad: bytearray, flags: bytes) -> None:
-    if 1 in flags:
-        _mark(bad, flags)
 
 
 def _starts(joined: bytes, asz: int, big: bool) -> bytes | array:
@@ -219,9 +199,47 @@ def column(rec: bytes, stride: int, off: int, width: int, signed: bool, big: boo
 
 
 @cache
-def type_table(version: int, abi: int) -> bytes:
-    """FDE info byte -> FRE type (0, 1, 2) on the fast path, 255 where it is not taken."""
-    return bytes(t if t >= 0 else 255 for t in fast_fre_types(version, abi))
+def type_table() -> bytes:
+    """FDE info byte -> fast_fre_type, for bytes.translate."""
+    return bytes(map(fast_fre_type, range(256)))
+
+
+class _Probe:
+    """A context that only notes whether a check emitted."""
+
+    __slots__ = ("hit",)
+
+    def __init__(self) -> None:
+        self.hit = False
+
+    def emit(self, *args: object, **where: object) -> None:
+        self.hit = True
+
+    emit_as = emit
+
+
+class _FdeVerdicts(dict):
+    """FDE shape (info, info2, rep_size, padding, needed FRE type, num_fres) -> True when
+    the FDE must take the reference path: F.check_fde emits on a probe FDE of that shape,
+    or the patterns cannot walk its FREs (PCMASK, FRE type > 2, not DEFAULT)."""
+
+    def __init__(self, h: Header) -> None:
+        super().__init__()
+        self.h = h
+
+    def __missing__(self, key: tuple[int, int, int, int, int, int]) -> bool:
+        info, info2, rep, pad, need, nf = key
+        probe = _Probe()
+        F.check_fde(probe, self.h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
+                                       info2=info2, padding=pad, num_fres=nf), {})
+        noisy = self[key] = (probe.hit or fast_fre_type(info) == 255
+                             or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
+        return noisy
+
+
+def fde_noisy(h: Header) -> _FdeVerdicts:
+    """The verdicts for this header (fresh per Table: few shapes, computed on demand)."""
+    return _FdeVerdicts(h)
 
 
 def increasing_pairs(values: bytes | array, asz: int) -> int:
@@ -307,30 +325,24 @@ class Table:
             spans = map(slice, at, map(add, at, repeat(C.V3_ATTR_SIZE, n)))
             attrs = b"".join(itemgetter(*spans)(data)) if n > 1 else data[at[0]:at[0] + 5]
             nfs = column(attrs, 5, 0, 2, False, big, n).tolist()
-            infos = attrs[2::5]
-            _mark_if(bad, attrs[3::5].translate(_NONZERO))  # info2: FLEX or reserved bits
-            _mark_if(bad, attrs[4::5].translate(_NONZERO))  # rep_size
+            infos, info2s, reps, pads = attrs[2::5], attrs[3::5], attrs[4::5], repeat(0, n)
         else:
             nfs = column(rec, fsz, 12, 4, False, big, n).tolist()
-            infos = rec[16::fsz]
+            infos, info2s = rec[16::fsz], repeat(0, n)
             if v == C.VERSION_2:
-                _mark_if(bad, rec[17::fsz].translate(_NONZERO))  # rep_size
-                _mark_if(bad, rec[18::fsz].translate(_NONZERO))  # padding
-                _mark_if(bad, rec[19::fsz].translate(_NONZERO))
+                reps, pads = rec[17::fsz], column(rec, fsz, 18, 2, False, big, n)
+            else:
+                reps, pads = repeat(0, n), repeat(0, n)
         self.nfs = nfs
-        types = infos.translate(type_table(v, h.abi))
-        _mark_if(bad, types.translate(_IS255))
-        for t, (lo, hi) in enumerate(SIZE_RANGE):
-            sel = list(compress(sizes, types.translate(_EQ[t])))
-            if sel and (min(sel) < lo or max(sel) >= hi):
-                need = map(add, map(ge, sizes, repeat(0x100, n)),
-                           map(ge, sizes, repeat(0x10000, n)))
-                _mark(bad, map(ne, need, types))
-                break
+        s1, s2 = F.SIZE_STEPS
+        needs = map(add, map(ge, sizes, repeat(s1, n)), map(ge, sizes, repeat(s2, n)))
+        shapes = zip(infos, info2s, reps, pads, needs, nfs, strict=True)
+        _mark(bad, map(fde_noisy(h).__getitem__, shapes))
+        types = infos.translate(type_table())
         if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
             _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
         # Walk every FRE block not already rejected: one findall per FDE, in C.
-        pats = [fre_pattern(asz, pattern_abi(h.abi), v, big, fixed_words(h))
+        pats = [fre_pattern(asz, pattern_abi(h.abi), v, big, R.fixed_words(h))
                 for asz in (1, 2, 4)]
         pats += [pats[0]] * 253
         if any(bad):
