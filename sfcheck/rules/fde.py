@@ -16,6 +16,7 @@ from bisect import bisect_right
 from ..format import constants as C
 from ..format.abi import has_pauth
 from ..format.model import FDE, Header
+from ..result import Severity
 from .registry import rule
 
 FRE_TYPE = rule(
@@ -70,6 +71,18 @@ FRE_TYPE_SMALL = rule(
     """The start-address width cannot express offsets up to the function size, so the tail of
     the function can only use the last row: gas never does this.""",
     "Use the FRE type that holds the function size.")
+NO_FRES = rule(
+    "fde-no-fres", "fde", "warning", "FDE has no FREs",
+    """An FDE with sfde_func_num_fres 0 gives no row for any PC of its function. In v1 and
+    v2 the spec gives that no meaning and gas never emits it: libsframe's and glibc's
+    lookups fail there, and the 2023 kernel RFC reader goes on with an uninitialised row
+    (kernel-readers.md 4). In v3 a DEFAULT FDE without FREs is defined: it marks an
+    outermost frame (RA undefined over the whole function; binutils 2.46 sframe-spec,
+    sframe-format.md 1.6), and is reported as info. A v3 FLEX FDE without FREs has no
+    rules to be flexible about and stays a warning.""",
+    "Emit the function's rows, or (v3) rely on the outermost-frame meaning on purpose.")
+
+
 # ---------------------------------------------------------------------------
 # Predicates (pure; the fast path reads the same facts).
 
@@ -125,3 +138,13 @@ def check_fde(ctx, h: Header, fde: FDE, loc: dict) -> None:
         elif fre_type < need:
             ctx.emit(FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} cannot address a "
                      f"{size}-byte function", **loc)
+    if fde.num_fres == 0:
+        if v3 and fde.fde_type == C.FDE_TYPE_DEFAULT:
+            ctx.emit_as(NO_FRES, Severity.INFO, "no FREs: in v3 this marks an outermost "
+                        "frame (RA undefined over the whole function)", **loc)
+        elif v3:
+            ctx.emit(NO_FRES, f"no FREs in a v3 FDE of type {fde.fde_type}: the spec gives "
+                     "only DEFAULT FDEs without FREs a meaning (outermost frame)", **loc)
+        else:
+            ctx.emit(NO_FRES, f"no FREs: v{v} gives that no meaning, so every lookup in the "
+                     "function fails", **loc)
