@@ -162,8 +162,7 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         return
     # Objects carry PC-relative relocations on the start field whatever the flags say
     # (the cause of ld/32666), so after relocation their starts are field-relative.
-    # (h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative), inline.)
-    pc = ctx.vma + fde.start + (off if st.field_relative else 0)
+    pc = h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative)
     loc = {"offset": off, "fde": i, "pc": pc}
     ctx.ranges.append((pc, fde.size, i))
     prev_pc = st.prev_pc

@@ -17,7 +17,6 @@ compares both paths.
 from __future__ import annotations
 
 import re
-import sys
 from array import array
 from collections.abc import Iterable
 from functools import cache
@@ -26,6 +25,7 @@ from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, o
 
 from ..format import constants as C
 from ..format.abi import has_pauth
+from ..format.fde_table import HOST_LITTLE, START_WIDTH, UCODE, Columns, column
 from ..format.model import FDE, Header
 from . import fde as F
 from . import fre as R
@@ -159,10 +159,6 @@ def fre_pattern(asz: int, abi: int, version: int, big: bool,
 # ---------------------------------------------------------------------------
 # Column-wise classification of a whole FDE table.
 
-_UCODE = {1: "B", 2: "H", 4: "I", 8: "Q"}
-_SCODE = {1: "b", 2: "h", 4: "i", 8: "q"}
-_HOST_LITTLE = sys.byteorder == "little"
-
 # bytes.translate tables: 0/1 flags per byte value.
 _FLIP = bytes([1] + [0] * 255)
 _EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
@@ -177,23 +173,8 @@ def _starts(joined: bytes, asz: int, big: bool) -> bytes | array:
     """Concatenated start addresses as a sequence of ints."""
     if asz == 1:
         return joined
-    arr = array(_UCODE[asz], joined)
-    if big == _HOST_LITTLE:
-        arr.byteswap()
-    return arr
-
-
-def column(rec: bytes, stride: int, off: int, width: int, signed: bool, big: bool,
-           n: int) -> array:
-    """Field `off` (width bytes) of n records of `stride` bytes, as an array of ints."""
-    code = (_SCODE if signed else _UCODE)[width]
-    if width == 1:
-        return array(code, rec[off::stride])
-    out = bytearray(width * n)
-    for k in range(width):
-        out[k::width] = rec[off + k::stride]
-    arr = array(code, out)
-    if big == _HOST_LITTLE:  # the data is not in host order
+    arr = array(UCODE[asz], joined)
+    if big == HOST_LITTLE:
         arr.byteswap()
     return arr
 
@@ -250,7 +231,7 @@ def increasing_pairs(values: bytes | array, asz: int) -> int:
     if m < 2:
         return 0
     raw = values if isinstance(values, bytes) else values.tobytes()
-    if isinstance(values, array) and not _HOST_LITTLE:
+    if isinstance(values, array) and not HOST_LITTLE:
         arr = array(values.typecode, values)
         arr.byteswap()
         raw = arr.tobytes()
@@ -284,17 +265,13 @@ class Table:
         """FDEs a..b-1 of `readable`; prev_pc is FDE a-1's start, `carry` whether FDE a-1
         failed the bounds test (then FDE a goes to the exact path too)."""
         v, fsz, big = h.version, h.fde_size, h.big_endian
-        self.n = n = b - a
-        rec = data[h.fdes_start + a * fsz:h.fdes_start + b * fsz]
-        wide = 8 if v == C.VERSION_3 else 4
-        starts = column(rec, fsz, 0, wide, True, big, n)
-        sizes = column(rec, fsz, wide, 4, False, big, n).tolist()
-        offs = column(rec, fsz, wide + 4, 4, False, big, n).tolist()
-        if field_relative:
-            base = vma + h.fdes_start + a * fsz
-            self.pcs = pcs = list(map(add, starts, range(base, base + n * fsz, fsz)))
-        else:
-            self.pcs = pcs = list(map(add, starts, repeat(vma, n)))
+        cols = Columns(data, h, a, b)
+        self.n = n = cols.n
+        rec = cols.rec
+        wide = START_WIDTH[v]
+        sizes = cols.sizes.tolist()
+        offs = cols.fre_offs.tolist()
+        self.pcs = pcs = cols.pcs(h, vma, field_relative)
         self.sizes = sizes
         firsts = list(map(add, offs, repeat(h.fres_start, n)))
         ends = firsts[1:]
