@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import rules  # noqa: F401  (registers every rule)
@@ -112,7 +111,3 @@ def check_elf(source: str | os.PathLike[str] | bytes, path: str | None = None,
         ctx.finish()
         result.findings.extend(ctx.findings)
     return result
-
-
-def check_paths(paths: Iterable[str], options: Options | None = None) -> list[FileResult]:
-    return [check_elf(p, options=options) for p in paths]
