@@ -51,6 +51,16 @@ class Header:
     def fde_size(self) -> int:
         return C.FDE_SIZE[self.version]
 
+    @property
+    def fdes_end(self) -> int:
+        """Where the FDE array the header claims ends (maybe past the section)."""
+        return self.fdes_start + self.num_fdes * self.fde_size
+
+    @property
+    def data_end(self) -> int:
+        """Where the SFrame data the header claims ends: trailing bytes start here."""
+        return max(self.fdes_end, self.fres_end)
+
     def start_base(self, field_relative: bool | None = None,
                    honour_fdeoff: bool = True) -> tuple[int, int]:
         """(base, stride): FDE i's function starts at vma + stored start + base + i * stride.

@@ -90,7 +90,7 @@ def check_layout(ctx, h: Header) -> int:
     """The sub-sections against the section; returns how many FDE records exist."""
     size = len(ctx.data)
     n = h.num_fdes
-    fdes_end = h.fdes_start + n * h.fde_size
+    fdes_end = h.fdes_end
     if h.fdeoff > h.freoff:
         ctx.emit(FDEOFF_AFTER_FREOFF, f"fdeoff {h.fdeoff:#x} > freoff {h.freoff:#x}",
                  offset=0x14)
@@ -125,7 +125,7 @@ def check_totals(ctx, h: Header, total_fres: int, walked: int) -> None:
 
 
 def check_trailing(ctx, h: Header) -> None:
-    end = max(h.fdes_start + h.num_fdes * h.fde_size, h.fres_end)
+    end = h.data_end
     tail = ctx.data[end:]
     if tail.strip(b"\0"):
         first = end + next(k for k, b in enumerate(tail) if b)
