@@ -112,9 +112,10 @@ def _slot_word(width: int, big: bool) -> bytes:
 
 
 def pattern_abi(abi: int) -> int:
-    """The ABI fre_pattern needs to tell apart (aarch64, s390x, the rest): one compiled
-    pattern per class, not per ABI byte value (fuzzed headers hold all 256)."""
-    if abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE, C.ABI_S390X_BE):
+    """An ABI with the facts fre_pattern reads (pointer authentication, s390x CFA scaling
+    and register words): one compiled pattern per class, not per ABI byte value (fuzzed
+    headers hold all 256)."""
+    if abi == C.ABI_S390X_BE or has_pauth(abi):
         return abi
     return C.ABI_AMD64_LE
 

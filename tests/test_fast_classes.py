@@ -1,0 +1,62 @@
+"""The fast path's byte classes are derived from the FRE rules' predicates: a word the
+derived pattern accepts is one the rule accepts (exhaustive for 1- and 2-byte words)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sfcheck.format import constants as C
+from sfcheck.rules import fre as R
+from sfcheck.rules.section_fast import _cfa_word, _slot_word, cfa_scale_abi
+
+ABIS = [C.ABI_AMD64_LE, C.ABI_AARCH64_BE, C.ABI_S390X_BE]
+
+
+def _accepts(pattern: bytes, word: bytes) -> bool:
+    return re.fullmatch(pattern, word, re.DOTALL) is not None
+
+
+@pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("width", [1, 2])
+def test_cfa_word_exhaustive(width: int, abi: int, big: bool) -> None:
+    pat = _cfa_word(width, big, abi)
+    order = "big" if big else "little"
+    accepted = 0
+    for v in range(1 << (8 * width)):
+        word = v.to_bytes(width, order)
+        if _accepts(pat, word):
+            accepted += 1
+            assert R.cfa_offset_ok(cfa_scale_abi(abi, int.from_bytes(word, order,
+                                                                      signed=True)))
+    assert accepted > 0  # the fast path is not vacuous
+
+
+@pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("abi", ABIS)
+@given(st.integers(-(1 << 31), (1 << 31) - 1))
+def test_cfa_word_four_bytes(abi: int, big: bool, value: int) -> None:
+    word = value.to_bytes(4, "big" if big else "little", signed=True)
+    if _accepts(_cfa_word(4, big, abi), word):
+        assert R.cfa_offset_ok(cfa_scale_abi(abi, value))
+
+
+@pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("width", [1, 2, 4])
+@given(st.integers(0, (1 << 32) - 1))
+def test_slot_words(width: int, big: bool, raw: int) -> None:
+    order = "big" if big else "little"
+    word = (raw % (1 << 8 * width)).to_bytes(width, order)
+    if _accepts(_slot_word(width, big), word):
+        assert R.stack_slot(int.from_bytes(word, order, signed=True))
+
+
+def test_aligned_nonnegative_offsets_are_taken() -> None:
+    """The classes are not needlessly narrow: every aligned non-negative 2-byte AMD64
+    offset below 0x8000 is accepted (the common gas output)."""
+    pat = _cfa_word(2, False, C.ABI_AMD64_LE)
+    assert all(_accepts(pat, v.to_bytes(2, "little")) for v in range(0, 0x8000, 8))
