@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable
-from functools import cache
-from itertools import accumulate, chain, compress, islice, repeat
+from collections.abc import Iterable, Sequence
+from functools import cache, lru_cache
+from itertools import accumulate, chain, compress, islice, product, repeat
+from math import prod
 from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, or_, sub
 
 from ..format import constants as C
@@ -165,6 +166,13 @@ _FLIP = bytes([1] + [0] * 255)
 _EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
 
 
+def _mark_bytes(bad: bytearray, flags: bytes) -> None:
+    """bad[i] |= flags[i] for 0/1 bytes, as one big-integer OR."""
+    n = len(bad)
+    bad[:] = (int.from_bytes(bad, "little") | int.from_bytes(flags, "little")).to_bytes(
+        n, "little")
+
+
 def _mark(bad: bytearray, flags: Iterable[int | bool]) -> None:
     """bad[i] |= flags[i]."""
     bad[:] = bytes(map(or_, bad, flags))
@@ -200,28 +208,109 @@ class _Probe:
     emit_as = emit
 
 
-class _FdeVerdicts(dict):
-    """FDE shape (info, info2, rep_size, padding, needed FRE type, num_fres) -> True when
-    the FDE must take the reference path: F.check_fde emits on a probe FDE of that shape,
-    or the patterns cannot walk its FREs (PCMASK, FRE type > 2, not DEFAULT)."""
+SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
+PRODUCT_MAX = 4096  # shapes tried when looking for per-column verdicts
 
-    def __init__(self, h: Header) -> None:
-        super().__init__()
-        self.h = h
 
-    def __missing__(self, key: tuple[int, int, int, int, int, int]) -> bool:
-        info, info2, rep, pad, need, nf = key
+@lru_cache(maxsize=8)
+def _verdicts(h: Header) -> dict[tuple[int, ...], bool]:
+    """Full shape (SHAPE order) -> verdict, for one header (kept across chunks)."""
+    return {}
+
+
+def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
+    """True when an FDE of this shape must take the reference path: F.check_fde emits on
+    a probe FDE of that shape, or the patterns cannot walk its FREs (PCMASK, FRE type > 2,
+    not DEFAULT)."""
+    cache = _verdicts(h)
+    got = cache.get(shape)
+    if got is None:
+        info, info2, rep, pad, need, nf = shape
         probe = _Probe()
-        F.check_fde(probe, self.h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
-                                       info2=info2, padding=pad, num_fres=nf), {})
-        noisy = self[key] = (probe.hit or fast_fre_type(info) == 255
-                             or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
-        return noisy
+        F.check_fde(probe, h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
+                                  info2=info2, padding=pad, num_fres=nf), {})
+        got = cache[shape] = (probe.hit or fast_fre_type(info) == 255
+                              or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
+    return got
 
 
-def fde_noisy(h: Header) -> _FdeVerdicts:
-    """The verdicts for this header (fresh per Table: few shapes, computed on demand)."""
-    return _FdeVerdicts(h)
+def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
+               types: bytes) -> list[bytes]:
+    """0/1 flags per FDE, in layers to OR together: must the FDE take the reference path
+    (_verdict of its shape)?
+
+    F.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
+    work off clean tables: columns holding one value are fixed; the needed FRE type is
+    a function of the FRE type when each type's functions all need the same one; and
+    when the verdict over all combinations of the values present is an OR of per-column
+    conditions (e.g. "PCMASK info byte" or "no FREs"), each column is marked on its own
+    with C-level table lookups. Otherwise every FDE's shape is looked up."""
+    n = len(sizes)
+    need_by_type: dict[int, int] | None = {}
+    for t in range(3):
+        sel = list(compress(sizes, types.translate(_EQ[t])))
+        if sel:
+            lo, hi = F.needed_fre_type(min(sel)), F.needed_fre_type(max(sel))
+            if lo != hi:
+                need_by_type = None
+                break
+            need_by_type[t] = lo
+    need_of_info: list[int] = []
+    if need_by_type is None:
+        s1, s2 = F.SIZE_STEPS
+        columns["need"] = list(map(add, map(ge, sizes, repeat(s1, n)),
+                                   map(ge, sizes, repeat(s2, n))))
+    else:  # not a column: follows from the info byte
+        need_of_info = [need_by_type.get(fast_fre_type(i), 0) for i in range(256)]
+    fixed: dict[str, int] = {}
+    values: dict[str, list[int]] = {}
+    for name in SHAPE:
+        col = columns.get(name)
+        if col is None:
+            continue
+        distinct = set(col)
+        if len(distinct) == 1:
+            fixed[name] = col[0]
+        else:
+            values[name] = sorted(distinct)
+    varying = list(values)
+
+    template = [fixed.get(name, 0) for name in SHAPE]
+    at = [SHAPE.index(name) for name in varying]
+    info_at, need_at = SHAPE.index("info"), SHAPE.index("need")
+
+    def shape(combo: tuple[int, ...]) -> tuple[int, ...]:
+        full = template[:]
+        for k, v in zip(at, combo, strict=True):
+            full[k] = v
+        if need_of_info:
+            full[need_at] = need_of_info[full[info_at]]
+        return tuple(full)
+
+    if prod(map(len, values.values())) <= PRODUCT_MAX:
+        verdict = {c: _verdict(h, shape(c)) for c in product(*values.values())}
+        # Per column: the values noisy in every combination that has them.
+        always = [set(vals) for vals in values.values()]
+        for combo, noisy in verdict.items():
+            if not noisy:
+                for k, v in enumerate(combo):
+                    always[k].discard(v)
+        if all(noisy == any(v in always[k] for k, v in enumerate(combo))
+               for combo, noisy in verdict.items()):
+            layers = []
+            for name, marked in zip(varying, always, strict=True):
+                if marked:
+                    col = columns[name]
+                    if isinstance(col, bytes):
+                        layers.append(col.translate(bytes(int(b in marked)
+                                                          for b in range(256))))
+                    else:
+                        layers.append(bytes(map(marked.__contains__, col)))
+            return layers
+        if not varying:  # one shape, and it is noisy (the OR test cannot say so)
+            return [b"\x01" * n]
+    keys = zip(*(columns[name] for name in varying), strict=True)
+    return [bytes(_verdict(h, shape(k)) for k in keys)]
 
 
 def increasing_pairs(values: bytes | array, asz: int) -> int:
@@ -303,20 +392,20 @@ class Table:
             spans = map(slice, at, map(add, at, repeat(C.V3_ATTR_SIZE, n)))
             attrs = b"".join(itemgetter(*spans)(data)) if n > 1 else data[at[0]:at[0] + 5]
             nfs = column(attrs, 5, 0, 2, False, big, n).tolist()
-            infos, info2s, reps, pads = attrs[2::5], attrs[3::5], attrs[4::5], repeat(0, n)
+            infos, info2s, reps, pads = attrs[2::5], attrs[3::5], attrs[4::5], bytes(n)
         else:
             nfs = column(rec, fsz, 12, 4, False, big, n).tolist()
-            infos, info2s = rec[16::fsz], repeat(0, n)
+            infos, info2s = rec[16::fsz], bytes(n)
             if v == C.VERSION_2:
                 reps, pads = rec[17::fsz], column(rec, fsz, 18, 2, False, big, n)
             else:
-                reps, pads = repeat(0, n), repeat(0, n)
+                reps, pads = bytes(n), bytes(n)
         self.nfs = nfs
-        s1, s2 = F.SIZE_STEPS
-        needs = map(add, map(ge, sizes, repeat(s1, n)), map(ge, sizes, repeat(s2, n)))
-        shapes = zip(infos, info2s, reps, pads, needs, nfs, strict=True)
-        _mark(bad, map(fde_noisy(h).__getitem__, shapes))
         types = infos.translate(type_table())
+        columns = {"info": infos, "info2": info2s, "rep_size": reps, "padding": pads,
+                   "num_fres": nfs}
+        for flags in noisy_fdes(h, columns, sizes, types):
+            _mark_bytes(bad, flags)
         if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
             _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
         # Walk every FRE block not already rejected: one findall per FDE, in C.
