@@ -1,169 +1,31 @@
-"""Precompiled patterns that recognise finding-free FRE blocks in one C-level call.
+"""The fast path of the section check: which FDEs the reference pass would accept silently.
 
-An FRE's length follows from its info byte, so a regular expression over the
-raw bytes can walk a whole FDE's FREs: the start address (captured), one of
-the info bytes no FRE rule objects to for this header, and the data words,
-with the CFA word constrained by byte classes to the values fre-cfa-offset
-accepts. `pattern.findall(data, first, end)` then returns one start address
-per FRE, or an empty string for a byte where no such FRE begins. The section
-checker (section.py) accepts an FDE on this path only when the walk covers
-its block exactly and the starts pass the order and size rules; everything
-else (PCMASK, FLEX, s390x register words, any finding at all) goes through
-the decoder-based checks, which produce the findings. The patterns accept a
-subset of the finding-free FREs, never more: test_fastpath_equivalence.py
-compares both paths.
+Table reads the FDE table column-wise (format/fde_table.Columns), CHUNK FDEs at a
+time, and decides per FDE, all in C-level calls: fast_fde.noisy_fdes asks
+fde.check_fde about every FDE shape present; fast_fre.fre_pattern walks each FRE
+block with one regex call, built from fre.py's predicates; the FRE starts must be 0
+first, strictly increasing and below the function size. An FDE the fast path does
+not accept goes through the reference checks in section.py, which produce every
+finding; the fast path never emits one. tests/test_fastpath_equivalence.py compares
+both paths.
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Sequence
-from functools import cache, lru_cache
-from itertools import accumulate, chain, compress, islice, product, repeat
-from math import prod
-from operator import add, and_, contains, ge, gt, itemgetter, le, lt, mul, ne, or_, sub
+from collections.abc import Iterable
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, and_, contains, gt, itemgetter, le, lt, mul, ne, or_, sub
 
 from ..format import constants as C
-from ..format.abi import has_pauth
 from ..format.fde_table import HOST_LITTLE, START_WIDTH, UCODE, Columns, column
-from ..format.model import FDE, Header
-from . import fde as F
 from . import fre as R
-
-
-def fast_fre_type(info: int) -> int:
-    """The FRE type of an FDE info byte whose FREs the patterns can walk (PCINC, type
-    0-2), or 255. Whether check_fde objects to the byte is asked of check_fde itself."""
-    t = info & C.FDE_INFO_FRE_TYPE
-    return t if not info & C.FDE_INFO_PCMASK and t <= C.FRE_TYPE_ADDR4 else 255
-
-
-def _cls(values: list[int] | range) -> bytes:
-    """A regex character class matching exactly these byte values."""
-    vals = sorted(set(values))
-    if len(vals) == 256:
-        return b"."
-    out, k = [], 0
-    while k < len(vals):
-        j = k
-        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
-            j += 1
-        out.append(b"\\x%02x" % vals[k] if j == k else b"\\x%02x-\\x%02x" % (vals[k], vals[j]))
-        k = j + 1
-    return b"[" + b"".join(out) + b"]"
-
-
-def _word(width: int, big: bool, low: bytes, top: bytes) -> bytes:
-    """Bytes of one `width`-byte word given classes for its lowest and highest byte."""
-    if width == 1:
-        raise ValueError("single-byte words have one class")
-    mid = b"." * (width - 2)
-    return top + mid + low if big else low + mid + top
-
-
-def _sext(value: int, width: int) -> int:
-    top = 1 << (8 * width - 1)
-    return (value & (2 * top - 1)) - 2 * top * bool(value & top)
-
-
-def _cfa_word(width: int, big: bool, abi: int) -> bytes:
-    """A stored SP-based CFA word that fre-cfa-offset accepts, from R.cfa_offset_ok over
-    the stored value as the ABI scales it. One byte: every value is tried. Wider: a word
-    whose bytes below the top one are free is accepted when its low byte and its top
-    byte each pass (with the other bytes 0), or -- for negative words -- when it is a
-    sign-extended low byte that passes; the predicate is checked to be separable that
-    way over the edge values, and the equivalence test covers the rest."""
-    def ok(stored: int) -> bool:
-        return R.cfa_offset_ok(cfa_scale_abi(abi, stored))
-
-    if width == 1:
-        return _cls([b for b in range(256) if ok(_sext(b, 1))])
-    shift = 8 * (width - 1)
-    low = [b for b in range(256) if ok(b)]
-    top = [t for t in range(0x80) if ok(t << shift)]
-    neg = [b for b in range(0x80, 0x100) if ok(b - 0x100)]
-    for lo in (low[:1] + low[-1:]):
-        for hi in (top[:1] + top[-1:]):
-            if not ok((hi << shift) | (0xFF << 8 if width > 2 else 0) | lo):
-                raise ValueError("fre-cfa-offset is not separable by bytes")
-    arms = []
-    if low and top:
-        arms.append(_word(width, big, _cls(low), _cls(top)))
-    if neg:
-        ones = b"\\xff" * (width - 1)
-        arms.append(ones + _cls(neg) if big else _cls(neg) + ones)
-    if not arms:
-        return b"(?!)"
-    return arms[0] if len(arms) == 1 else b"(?:" + b"|".join(arms) + b")"
-
-
-def cfa_scale_abi(abi: int, stored: int) -> int:
-    """A stored CFA word as bytes (datawords.cfa_scale, by ABI number)."""
-    return C.s390x_cfa_decode(stored) if abi == C.ABI_S390X_BE else stored
-
-
-def _slot_word(width: int, big: bool) -> bytes:
-    """s390x RA/FP words that R.stack_slot accepts (it looks at the low byte only)."""
-    low = _cls([b for b in range(256) if R.stack_slot(b)])
-    if width == 1:
-        return low
-    rest = b"." * (width - 1)
-    return rest + low if big else low + rest
-
-
-def pattern_abi(abi: int) -> int:
-    """An ABI with the facts fre_pattern reads (pointer authentication, s390x CFA scaling
-    and register words): one compiled pattern per class, not per ABI byte value (fuzzed
-    headers hold all 256)."""
-    if abi == C.ABI_S390X_BE or has_pauth(abi):
-        return abi
-    return C.ABI_AMD64_LE
-
-
-@cache
-def fre_pattern(asz: int, abi: int, version: int, big: bool,
-                fixed: int) -> re.Pattern[bytes]:
-    """One finding-free DEFAULT FRE with a start of `asz` bytes, or any single byte.
-
-    findall() returns the start-address bytes of each FRE, and b"" where a byte
-    starts no acceptable FRE (so a clean walk contains no b"").
-    """
-    s390x = abi == C.ABI_S390X_BE
-    quiet = R.quiet_infos(R.legal_counts(version, fixed), has_pauth(abi))
-    tails: dict[bytes, list[int]] = {}
-    order: list[tuple[int, int, bytes]] = []
-    for info in range(256):
-        code = info >> C.FRE_INFO_SIZE_SHIFT & 3
-        if code not in C.WORD_SIZE or not quiet[info]:
-            continue
-        w = C.WORD_SIZE[code]
-        n = (info & C.FRE_INFO_COUNT) >> 1
-        words = []
-        for k in range(n):
-            if k == 0 and info & C.FRE_INFO_BASE_SP:
-                words.append(_cfa_word(w, big, abi))
-            elif k > 0 and s390x:
-                words.append(_slot_word(w, big))
-            else:
-                words.append(b"." * w)
-        tail = b"".join(words)
-        if tail not in tails:
-            tails[tail] = []
-            order.append((w, n if n else 99, tail))
-        tails[tail].append(info)
-    # Most frequent shapes first: 1-byte words, then fewer words.
-    alts = [_cls(tails[t]) + t for _w, _n, t in sorted(order, key=lambda o: (o[0], o[1]))]
-    body = b"(" + b"." * asz + b")(?:" + b"|".join(alts) + b")|."
-    return re.compile(body, re.DOTALL)
-
-
-# ---------------------------------------------------------------------------
-# Column-wise classification of a whole FDE table.
+from .fast_fde import EQ, noisy_fdes, type_table
+from .fast_fre import fre_pattern, pattern_abi
 
 # bytes.translate tables: 0/1 flags per byte value.
 _FLIP = bytes([1] + [0] * 255)
-_EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
 
 
 def _mark_bytes(bad: bytearray, flags: bytes) -> None:
@@ -186,131 +48,6 @@ def _starts(joined: bytes, asz: int, big: bool) -> bytes | array:
     if big == HOST_LITTLE:
         arr.byteswap()
     return arr
-
-
-@cache
-def type_table() -> bytes:
-    """FDE info byte -> fast_fre_type, for bytes.translate."""
-    return bytes(map(fast_fre_type, range(256)))
-
-
-class _Probe:
-    """A context that only notes whether a check emitted."""
-
-    __slots__ = ("hit",)
-
-    def __init__(self) -> None:
-        self.hit = False
-
-    def emit(self, *args: object, **where: object) -> None:
-        self.hit = True
-
-    emit_as = emit
-
-
-SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
-PRODUCT_MAX = 4096  # shapes tried when looking for per-column verdicts
-
-
-@lru_cache(maxsize=8)
-def _verdicts(h: Header) -> dict[tuple[int, ...], bool]:
-    """Full shape (SHAPE order) -> verdict, for one header (kept across chunks)."""
-    return {}
-
-
-def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
-    """True when an FDE of this shape must take the reference path: F.check_fde emits on
-    a probe FDE of that shape, or the patterns cannot walk its FREs (PCMASK, FRE type > 2,
-    not DEFAULT)."""
-    cache = _verdicts(h)
-    got = cache.get(shape)
-    if got is None:
-        info, info2, rep, pad, need, nf = shape
-        probe = _Probe()
-        F.check_fde(probe, h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
-                                  info2=info2, padding=pad, num_fres=nf), {})
-        got = cache[shape] = (probe.hit or fast_fre_type(info) == 255
-                              or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
-    return got
-
-
-def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
-               types: bytes) -> list[bytes]:
-    """0/1 flags per FDE, in layers to OR together: must the FDE take the reference path
-    (_verdict of its shape)?
-
-    F.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
-    work off clean tables: columns holding one value are fixed; the needed FRE type is
-    a function of the FRE type when each type's functions all need the same one; and
-    when the verdict over all combinations of the values present is an OR of per-column
-    conditions (e.g. "PCMASK info byte" or "no FREs"), each column is marked on its own
-    with C-level table lookups. Otherwise every FDE's shape is looked up."""
-    n = len(sizes)
-    need_by_type: dict[int, int] | None = {}
-    for t in range(3):
-        sel = list(compress(sizes, types.translate(_EQ[t])))
-        if sel:
-            lo, hi = F.needed_fre_type(min(sel)), F.needed_fre_type(max(sel))
-            if lo != hi:
-                need_by_type = None
-                break
-            need_by_type[t] = lo
-    need_of_info: list[int] = []
-    if need_by_type is None:
-        s1, s2 = F.SIZE_STEPS
-        columns["need"] = list(map(add, map(ge, sizes, repeat(s1, n)),
-                                   map(ge, sizes, repeat(s2, n))))
-    else:  # not a column: follows from the info byte
-        need_of_info = [need_by_type.get(fast_fre_type(i), 0) for i in range(256)]
-    fixed: dict[str, int] = {}
-    values: dict[str, list[int]] = {}
-    for name in SHAPE:
-        col = columns.get(name)
-        if col is None:
-            continue
-        distinct = set(col)
-        if len(distinct) == 1:
-            fixed[name] = col[0]
-        else:
-            values[name] = sorted(distinct)
-    varying = list(values)
-
-    template = [fixed.get(name, 0) for name in SHAPE]
-    at = [SHAPE.index(name) for name in varying]
-    info_at, need_at = SHAPE.index("info"), SHAPE.index("need")
-
-    def shape(combo: tuple[int, ...]) -> tuple[int, ...]:
-        full = template[:]
-        for k, v in zip(at, combo, strict=True):
-            full[k] = v
-        if need_of_info:
-            full[need_at] = need_of_info[full[info_at]]
-        return tuple(full)
-
-    if prod(map(len, values.values())) <= PRODUCT_MAX:
-        verdict = {c: _verdict(h, shape(c)) for c in product(*values.values())}
-        # Per column: the values noisy in every combination that has them.
-        always = [set(vals) for vals in values.values()]
-        for combo, noisy in verdict.items():
-            if not noisy:
-                for k, v in enumerate(combo):
-                    always[k].discard(v)
-        if all(noisy == any(v in always[k] for k, v in enumerate(combo))
-               for combo, noisy in verdict.items()):
-            layers = []
-            for name, marked in zip(varying, always, strict=True):
-                if marked:
-                    col = columns[name]
-                    if isinstance(col, bytes):
-                        layers.append(col.translate(bytes(int(b in marked)
-                                                          for b in range(256))))
-                    else:
-                        layers.append(bytes(map(marked.__contains__, col)))
-            return layers
-        if not varying:  # one shape, and it is noisy (the OR test cannot say so)
-            return [b"\x01" * n]
-    keys = zip(*(columns[name] for name in varying), strict=True)
-    return [bytes(_verdict(h, shape(k)) for k in keys)]
 
 
 def increasing_pairs(values: bytes | array, asz: int) -> int:
@@ -430,7 +167,7 @@ class Table:
         no acceptable FRE starts), first start 0, strictly increasing, last < size."""
         asz = (1, 2, 4)[t]
         flags = self.bad
-        mask = bytes(map(and_, types.translate(_EQ[t]), flags.translate(_FLIP)))
+        mask = bytes(map(and_, types.translate(EQ[t]), flags.translate(_FLIP)))
         if not any(mask):
             return
         nfs = list(compress(self.nfs, mask))
