@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from . import rules  # noqa: F401  (registers every rule)
@@ -183,7 +183,3 @@ def _capped(findings: list[Finding], label: str) -> list[Finding]:
                         f"finding(s) in this file not shown (at most {MAX_PER_FILE} per file)",
                         Location(label)))
     return kept
-
-
-def check_paths(paths: Iterable[str], options: Options | None = None) -> list[FileResult]:
-    return [check_elf(p, options=options) for p in paths]

@@ -16,7 +16,6 @@ from sfcheck.cli import main
 from sfcheck.scan import ScanConfig, _Progress, default_jobs, progress_stream, scan
 
 from archives import BAD, EXE_V2, LIB_V1, LIB_V3, OBJ_V3, ar_bytes, deb_bytes, tar_bytes
-from helpers import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -137,11 +136,8 @@ def test_default_jobs_positive() -> None:
 
 
 def test_bench_script_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import scan_bench
-    finally:
-        sys.path.pop(0)
+    from bench import scan_bench
+
     assert scan_bench.main(["--files", "12", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "-j 1: 12 files" in out and "-j 2 / -j 1:" in out

@@ -16,6 +16,7 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
 from ..format.decode import Decoder
+from ..format.fde_table import Columns
 from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
 from ..format.model import FDE, FRE, Header
 
@@ -219,13 +220,8 @@ class _Rows:
         self.dec, self.vma = dec, vma
         self.v3 = h.version == C.VERSION_3
         self.blocks = FreBlocks(dec)
-        n, fsz = h.num_fdes, h.fde_size
-        starts = map(itemgetter(0), self.blocks.recs)
-        # func_start(honour_fdeoff=False): libsframe's PC-relative base ignores fdeoff.
-        if h.pcrel:
-            pcs = map(add, starts, range(vma + h.size, vma + h.size + n * fsz, fsz))
-        else:
-            pcs = map(add, starts, repeat(vma))
+        # honour_fdeoff=False: libsframe's PC-relative base ignores fdeoff.
+        pcs = Columns(dec.data, h, 0, h.num_fdes).pcs(h, vma, honour_fdeoff=False)
         self.pcs = list(map(and_, pcs, repeat(_U64)))
         # No row address can pass 2**64 (starts are < 2**32): no per-FDE wrap test.
         self.no_wrap = not self.pcs or max(self.pcs) + 0xFFFFFFFF <= _U64

@@ -1,4 +1,10 @@
-"""SFrame format layer: bytes in, model out, and back. No ELF knowledge here."""
+"""SFrame format layer: bytes in, model out, and back. No ELF knowledge here.
+
+constants.py and abi.py hold the format's and each ABI's facts; reader.py bounded
+reads; decode.py/encode.py the record-wise codec over model.py; fde_table.py the
+column-wise FDE-table reader (and, via Header.start_base, the one function-start
+formula); fre_blocks.py the regex FRE walk; datawords.py what data words mean.
+"""
 
 from . import constants
 from .decode import Decoder, decode, decode_header

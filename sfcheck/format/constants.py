@@ -43,6 +43,21 @@ FRE_TYPE_ADDR2 = 1
 FRE_TYPE_ADDR4 = 2
 FRE_ADDR_SIZE = {FRE_TYPE_ADDR1: 1, FRE_TYPE_ADDR2: 2, FRE_TYPE_ADDR4: 4}
 
+# FDE info byte (sfde_func_info; v3 sfda_func_info) and v3 info2.
+FDE_INFO_FRE_TYPE = 0x0F  # bits 0-3: FRE type
+FDE_INFO_PCMASK = 0x10  # bit 4: PC type
+FDE_INFO_PAUTH_B = 0x20  # bit 5: aarch64 pauth key B
+FDE_INFO_UNUSED = 0x40  # bit 6: unused in every version
+FDE_INFO_SIGNAL = 0x80  # bit 7: v3 signal frame; unused in v1/v2
+FDE_INFO2_TYPE = 0x1F  # bits 0-4: v3 FDE type
+FDE_INFO2_UNUSED = 0xE0
+
+# FRE info byte (fre_info).
+FRE_INFO_BASE_SP = 0x01  # bit 0: CFA base is SP (else FP)
+FRE_INFO_COUNT = 0x1E  # bits 1-4: data-word count
+FRE_INFO_SIZE_SHIFT = 5  # bits 5-6: data-word size code
+FRE_INFO_MANGLED_RA = 0x80  # bit 7: aarch64 signed RA
+
 # PC types (bit 4 of the FDE info byte); v1/v2 call them "FDE types".
 PCTYPE_INC = 0
 PCTYPE_MASK = 1

@@ -279,5 +279,5 @@ def decode(data: bytes) -> Section:
     dec = Decoder(data)
     h = dec.header
     fdes = tuple(dec.iter_fdes())
-    end = max(h.fdes_start + h.num_fdes * h.fde_size, h.fres_end)
+    end = h.data_end
     return Section(header=h, fdes=fdes, trailing=dec.data[end:])

@@ -13,11 +13,6 @@ from ..errors import EncodeError
 from . import constants as C
 from .model import FDE, FRE, Section
 
-_RANGES = {
-    "B": (0, 0xFF), "b": (-0x80, 0x7F), "H": (0, 0xFFFF), "I": (0, 0xFFFFFFFF),
-    "i": (-(1 << 31), (1 << 31) - 1), "q": (-(1 << 63), (1 << 63) - 1),
-}
-
 
 def _pack(order: str, fmt: str, values: tuple[int, ...], what: str) -> bytes:
     try:

@@ -51,21 +51,35 @@ class Header:
     def fde_size(self) -> int:
         return C.FDE_SIZE[self.version]
 
-    def func_start(self, index: int, start: int, section_vma: int = 0,
-                   honour_fdeoff: bool = True, field_relative: bool | None = None) -> int:
-        """The absolute start of FDE `index`'s function, from its stored `start` field.
+    @property
+    def fdes_end(self) -> int:
+        """Where the FDE array the header claims ends (maybe past the section)."""
+        return self.fdes_start + self.num_fdes * self.fde_size
+
+    @property
+    def data_end(self) -> int:
+        """Where the SFrame data the header claims ends: trailing bytes start here."""
+        return max(self.fdes_end, self.fres_end)
+
+    def start_base(self, field_relative: bool | None = None,
+                   honour_fdeoff: bool = True) -> tuple[int, int]:
+        """(base, stride): FDE i's function starts at vma + stored start + base + i * stride.
 
         PC-relative starts count from the field itself. libsframe (and so objdump)
         ignores fdeoff when locating the field: honour_fdeoff=False reproduces it.
         `field_relative` overrides the flag (relocated .o files are field-relative
-        whatever the flags say).
+        whatever the flags say). The one statement of the formula: func_start and
+        fde_table.Columns.pcs use it.
         """
-        if field_relative is None:
-            field_relative = self.pcrel
-        if not field_relative:
-            return section_vma + start
-        base = self.fdes_start if honour_fdeoff else self.size
-        return section_vma + start + base + index * self.fde_size
+        if not (self.pcrel if field_relative is None else field_relative):
+            return 0, 0
+        return (self.fdes_start if honour_fdeoff else self.size), self.fde_size
+
+    def func_start(self, index: int, start: int, section_vma: int = 0,
+                   honour_fdeoff: bool = True, field_relative: bool | None = None) -> int:
+        """The absolute start of FDE `index`'s function, from its stored `start` field."""
+        base, stride = self.start_base(field_relative, honour_fdeoff)
+        return section_vma + start + base + index * stride
 
 
 _set_size = Header.size.__set__  # type: ignore[attr-defined]

@@ -1,7 +1,22 @@
-"""FDE rules: one function descriptor at a time, and the table as a whole."""
+"""FDE rules: one function descriptor at a time, and the table as a whole.
+
+The declarations, the per-FDE check (`check_fde`, run by rules/section.py on each
+decoded FDE) and its pure predicates. The fast path (rules/fast_fde.py) runs
+`check_fde` itself on one probe FDE per distinct shape of the table -- (info, info2,
+rep_size, padding, needed_fre_type(size), num_fres) -- so a new FDE rule is a change
+to this module alone, as long as it reads the function size only through
+`needed_fre_type` (the start and FRE offset are the section walk's business:
+unsorted and overlapping functions are checked in rules/section.py and layout.py).
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
+from ..format import constants as C
+from ..format.abi import has_pauth
+from ..format.model import FDE, Header
+from ..result import Severity
 from .registry import rule
 
 FRE_TYPE = rule(
@@ -56,3 +71,80 @@ FRE_TYPE_SMALL = rule(
     """The start-address width cannot express offsets up to the function size, so the tail of
     the function can only use the last row: gas never does this.""",
     "Use the FRE type that holds the function size.")
+NO_FRES = rule(
+    "fde-no-fres", "fde", "warning", "FDE has no FREs",
+    """An FDE with sfde_func_num_fres 0 gives no row for any PC of its function. In v1 and
+    v2 the spec gives that no meaning and gas never emits it: libsframe's and glibc's
+    lookups fail there, and the 2023 kernel RFC reader goes on with an uninitialised row
+    (kernel-readers.md 4). In v3 a DEFAULT FDE without FREs is defined: it marks an
+    outermost frame (RA undefined over the whole function; binutils 2.46 sframe-spec,
+    sframe-format.md 1.6), and is reported as info. A v3 FLEX FDE without FREs has no
+    rules to be flexible about and stays a warning.""",
+    "Emit the function's rows, or (v3) rely on the outermost-frame meaning on purpose.")
+
+
+# ---------------------------------------------------------------------------
+# Predicates (pure; the fast path reads the same facts).
+
+
+def reserved_info_bits(version: int) -> int:
+    """FDE info bits that must be 0: bit 6, and bit 7 before v3 gave it the signal flag."""
+    return C.FDE_INFO_UNUSED | (C.FDE_INFO_SIGNAL if version < C.VERSION_3 else 0)
+
+
+# A function of size s needs the smallest FRE type whose start address holds s - 1 ...
+# s: SIZE_STEPS[t] is the first size FRE type t no longer holds.
+SIZE_STEPS = tuple(1 << 8 * C.FRE_ADDR_SIZE[t] for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2))
+
+
+def needed_fre_type(size: int) -> int:
+    """The FRE type gas picks for a function of `size` bytes (sframe_calc_fre_type)."""
+    return bisect_right(SIZE_STEPS, size)
+
+
+# ---------------------------------------------------------------------------
+# The check.
+
+
+def check_fde(ctx, h: Header, fde: FDE, loc: dict) -> None:
+    """Every rule on one FDE's own fields."""
+    # The info bits are read inline (fre_type, pcmask, pauth_key): this runs per FDE.
+    info, v = fde.info, h.version
+    fre_type = info & C.FDE_INFO_FRE_TYPE
+    if fre_type > C.FRE_TYPE_ADDR4:
+        ctx.emit(FRE_TYPE, f"FRE type {fre_type}", **loc)
+    v3 = v == C.VERSION_3
+    if info & reserved_info_bits(v) or (v3 and fde.info2 & C.FDE_INFO2_UNUSED) or fde.padding:
+        ctx.emit(RESERVED, f"info {info:#04x}" + (
+            f", info2 {fde.info2:#04x}" if v3 else "") + (
+            f", padding {fde.padding:#x}" if fde.padding else ""), **loc)
+    if v3 and fde.info2 & C.FDE_INFO2_TYPE > C.FDE_TYPE_FLEX:
+        ctx.emit(FDE_TYPE, f"FDE type {fde.fde_type}", **loc)
+    pcmask = info & C.FDE_INFO_PCMASK
+    if v == C.VERSION_1:
+        pass  # v1 FDEs have no rep_size field
+    elif pcmask and fde.rep_size == 0:
+        ctx.emit(REP_SIZE_ZERO, "PCMASK FDE with rep_size 0", **loc)
+    elif not pcmask and fde.rep_size:
+        ctx.emit(REP_SIZE_UNUSED, f"rep_size {fde.rep_size} on a PCINC FDE", **loc)
+    if info & C.FDE_INFO_PAUTH_B and not has_pauth(h.abi):
+        ctx.emit(PAUTH_ABI, f"info {info:#04x} selects pauth key B", **loc)
+    if fre_type <= C.FRE_TYPE_ADDR4 and not pcmask:
+        size = fde.size
+        need = needed_fre_type(size)
+        if fre_type > need:
+            ctx.emit(FRE_TYPE_SIZE, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} for a "
+                     f"{size}-byte function (ADDR{C.FRE_ADDR_SIZE[need]} holds it)", **loc)
+        elif fre_type < need:
+            ctx.emit(FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} cannot address a "
+                     f"{size}-byte function", **loc)
+    if fde.num_fres == 0:
+        if v3 and fde.fde_type == C.FDE_TYPE_DEFAULT:
+            ctx.emit_as(NO_FRES, Severity.INFO, "no FREs: in v3 this marks an outermost "
+                        "frame (RA undefined over the whole function)", **loc)
+        elif v3:
+            ctx.emit(NO_FRES, f"no FREs in a v3 FDE of type {fde.fde_type}: the spec gives "
+                     "only DEFAULT FDEs without FREs a meaning (outermost frame)", **loc)
+        else:
+            ctx.emit(NO_FRES, f"no FREs: v{v} gives that no meaning, so every lookup in the "
+                     "function fails", **loc)

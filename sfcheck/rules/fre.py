@@ -1,7 +1,25 @@
-"""FRE rules: each frame row entry, and the rows of one function together."""
+"""FRE rules: each frame row entry, and the rows of one function together.
+
+The declarations, the check (`check_fres`, run by rules/section.py on each FDE's
+decoded FREs) and the small pure predicates both use: `info_quiet` (no rule objects
+to this fre_info byte), `cfa_offset_ok`, `stack_slot`, `legal_counts`. The fast path
+(rules/fast_fre.py) builds its byte classes by evaluating these predicates, so a
+new FRE rule changes them here and nowhere else. One fact the fast path states itself,
+vectorised over whole tables: it accepts a PCINC DEFAULT FDE's FRE starts only when the
+first is 0, they strictly increase and the last is below the function size -- a new
+rule on starts must stay silent on such starts (tests/test_fastpath_equivalence.py
+fails otherwise).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
+
+from ..format import constants as C
+from ..format.abi import has_pauth, max_reg
+from ..format.datawords import cfa_offset
+from ..format.model import FDE, FRE, Header
 from .registry import rule
 
 SIZE_CODE = rule(
@@ -86,3 +104,158 @@ S390X_REGNUM = rule(
     """v2 encoded a register number as an odd RA/FP offset on s390x; v3 uses FLEX FDEs for that
     instead, so an odd offset in a v3 DEFAULT FRE is a misaligned stack slot.""",
     "Emit a FLEX FDE for register-saved RA/FP.")
+
+
+# ---------------------------------------------------------------------------
+# Predicates (pure; the fast path evaluates them over all byte values).
+
+FLEX_COUNTS = frozenset({0, 2, 4, 5, 6})  # (control, offset) pairs, RA padding: 5
+
+
+def fixed_words(h: Header) -> int:
+    """How many of the RA/FP words the header fixes (they are then not in the FREs)."""
+    return (h.fixed_ra != 0) + (h.fixed_fp != 0)
+
+
+@cache
+def legal_counts(version: int, fixed: int, flex: bool = False) -> frozenset[int]:
+    """Data-word counts fre-word-count accepts. DEFAULT: the CFA, then an RA and an FP
+    word unless the header fixes them (libsframe's getters, the kernel's
+    __read_default_fde_fre_datawords); 0 words (RA undefined) since v2."""
+    if flex:
+        return FLEX_COUNTS
+    return frozenset(range(0 if version >= C.VERSION_2 else 1, 4 - fixed))
+
+
+def info_quiet(info: int, legal: frozenset[int], pauth: bool) -> bool:
+    """No rule objects to this fre_info byte alone (fre-datawords-size, fre-word-count,
+    fre-mangled-ra-abi)."""
+    n = (info & C.FRE_INFO_COUNT) >> 1
+    width = C.WORD_SIZE.get(info >> C.FRE_INFO_SIZE_SHIFT & 3, 1)
+    return (n * width <= C.MAX_DATAWORD_BYTES and n in legal
+            and (pauth or not info & C.FRE_INFO_MANGLED_RA))
+
+
+@cache
+def quiet_infos(legal: frozenset[int], pauth: bool) -> bytes:
+    """fre_info byte -> 1 where info_quiet holds: one table lookup per clean FRE."""
+    return bytes(int(info_quiet(b, legal, pauth)) for b in range(256))
+
+
+def cfa_offset_ok(offset: int) -> bool:
+    """fre-cfa-offset: an SP-based CFA is at or above SP and 8-byte aligned."""
+    return offset >= 0 and offset % 8 == 0
+
+
+def stack_slot(word: int) -> bool:
+    """An s390x RA/FP word that is a CFA offset, not a register number (odd)."""
+    return not word & 1
+
+
+# ---------------------------------------------------------------------------
+# The check.
+
+
+def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) -> None:
+    """Every FRE rule on one FDE's decoded FREs."""
+    flex = fde.flex(h.version)
+    legal = legal_counts(h.version, fixed_words(h), flex)
+    pauth = has_pauth(h.abi)
+    quiet = quiet_infos(legal, pauth)
+    regs = max_reg(h.abi)
+    pcmask = fde.pcmask
+    size = fde.size
+    # Starts at or past `limit` need the range rules below; under it none fires.
+    if pcmask:
+        limit = fde.rep_size if h.version > C.VERSION_1 and fde.rep_size else 1 << 64
+    else:
+        limit = size or 1  # a zero-size function: only a start past 0 is wrong
+    s390x = h.abi == C.ABI_S390X_BE
+    prev = -1
+
+    def floc() -> dict:
+        """The current FRE's location: built only when a finding needs it, not per FRE."""
+        return dict(loc, offset=fre.offset, fre=j,
+                    fre_pc=fre.start if pcmask else pc + fre.start)
+
+    for j, fre in enumerate(fres):  # noqa: B007  (floc reads j and fre)
+        info = fre.info
+        if not quiet[info]:
+            n = fre.count
+            if n * fre.word_size > C.MAX_DATAWORD_BYTES:
+                ctx.emit(DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
+            if n not in legal:
+                kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
+                ctx.emit(WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
+                         f"{', '.join(map(str, sorted(legal)))})", **floc())
+            if info & C.FRE_INFO_MANGLED_RA and not pauth:
+                ctx.emit(MANGLED_ABI, f"fre_info {info:#04x}", **floc())
+        start = fre.start
+        if start <= prev:
+            ctx.emit(START_ORDER, f"start {start:#x} after {prev:#x}", **floc())
+        prev = start
+        if j == 0 and start != 0:
+            ctx.emit(FIRST_START, f"first row starts at {start:#x}", **floc())
+        if start >= limit:
+            if pcmask:
+                ctx.emit(START_BEYOND_REP, f"start {start:#x} >= rep_size "
+                         f"{fde.rep_size}", **floc())
+            elif start > size:
+                ctx.emit(START_BEYOND, f"start {start:#x} > function size {size:#x}",
+                         **floc())
+            else:  # start == size != 0
+                ctx.emit(START_AT_SIZE, f"start {start:#x} == function size", **floc())
+        if flex:
+            _check_flex(ctx, fre, regs, floc)
+        elif not info & C.FRE_INFO_COUNT:  # no data words
+            pass
+        elif s390x:
+            _check_default(ctx, h, fre, regs, floc)
+        elif info & C.FRE_INFO_BASE_SP:  # SP-based CFA: word 0 is the offset, unscaled
+            cfa = fre.words[0]
+            if not cfa_offset_ok(cfa):
+                ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
+
+
+def _check_flex(ctx, fre: FRE, regs: int, floc: Callable[[], dict]) -> None:
+    n = fre.count
+    if n < 2:
+        return
+    words = [fre.uword(k) or 0 for k in range(n)]
+    if not words[0] & 1:
+        ctx.emit(FLEX_CFA_REG, f"CFA control word {words[0]:#x} has reg_p clear", **floc())
+    ctl_positions = [0]
+    if n >= 3:
+        if words[2] == 0:
+            if n != 5:
+                ctx.emit(FLEX_PADDING, f"RA padding word with {n} words (needs an FP pair: "
+                         "5 words)", **floc())
+            if n >= 4:
+                ctl_positions.append(3)
+        else:
+            ctl_positions.append(2)
+            if n == 5:
+                ctx.emit(FLEX_PADDING, "5 words but no padding in the RA position", **floc())
+            if n >= 5:
+                ctl_positions.append(4)
+    for k in ctl_positions[1:]:
+        if k < n and words[k] == 0 and k != 2:
+            ctx.emit(FLEX_PADDING, f"zero control word at word {k}", **floc())
+    for k in ctl_positions:
+        if k < n and words[k] & 1 and (words[k] >> 3) > regs:
+            ctx.emit(REGISTER, f"control word {k} names register {words[k] >> 3}", **floc())
+
+
+def _check_default(ctx, h: Header, fre: FRE, regs: int, floc: Callable[[], dict]) -> None:
+    cfa = cfa_offset(h, fre, False)
+    if fre.base_sp and cfa is not None and not cfa_offset_ok(cfa):
+        ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
+    if h.abi != C.ABI_S390X_BE:
+        return
+    for k in range(1, fre.count):
+        w = fre.words[k]
+        if not stack_slot(w):
+            if h.version >= C.VERSION_3:
+                ctx.emit(S390X_REGNUM, f"word {k} is {w}", **floc())
+            elif (w >> 1) > regs or w < 0:
+                ctx.emit(REGISTER, f"word {k} encodes register {w >> 1}", **floc())

@@ -1,8 +1,11 @@
-"""Header rules: the 28-byte preamble and header."""
+"""Header rules: the 28-byte preamble and header, and their checks (`read_header`,
+`check_header`)."""
 
 from __future__ import annotations
 
+from ..errors import DecodeError
 from ..format import constants as C
+from ..format.decode import byte_order, decode_header
 from ..format.model import Header
 from .registry import rule
 
@@ -87,3 +90,25 @@ def check_header(ctx, h: Header) -> None:
         ctx.emit(FIXED_FP, f"sfh_cfa_fixed_fp_offset is {h.fixed_fp}", offset=5)
     if h.auxhdr:
         ctx.emit(AUXHDR, f"sfh_auxhdr_len is {len(h.auxhdr)}", offset=7)
+
+
+def read_header(ctx) -> Header | None:
+    """The header, or None after the finding that says why it cannot be read."""
+    data = ctx.data
+    try:
+        byte_order(data)
+    except DecodeError as exc:
+        ctx.emit(TOO_SHORT if len(data) < 2 else BAD_MAGIC, exc.message, offset=0)
+        return None
+    if len(data) < C.HEADER_SIZE:
+        ctx.emit(TOO_SHORT, f"{len(data)} bytes; the header alone needs {C.HEADER_SIZE}",
+                 offset=0)
+        return None
+    if data[2] not in C.VERSIONS:
+        ctx.emit(VERSION_UNKNOWN, f"version byte is {data[2]}", offset=2)
+        return None
+    try:
+        return decode_header(data)
+    except DecodeError as exc:
+        ctx.emit(TOO_SHORT, exc.message, offset=7)
+        return None

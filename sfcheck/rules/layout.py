@@ -1,7 +1,19 @@
-"""Layout rules: where the sub-sections are, and whether the counts add up."""
+"""Layout rules: where the sub-sections are, and whether the counts add up.
+
+The declarations and their checks: `check_layout` (the sub-sections against the
+section, before any FDE is read), `check_totals` (the FDEs' counts against the
+header, after the walk), `check_overlaps` and `check_trailing`. rules/section.py
+runs them in that order.
+"""
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import add, itemgetter, le
+
+from ..format import constants as C
+from ..format.model import Header
+from . import fde as F
 from .registry import rule
 
 FDEOFF_AFTER_FREOFF = rule(
@@ -72,3 +84,99 @@ EMPTY = rule(
     """A section without FDEs covers no code. The kernel refuses to register one
     (num_fdes != 0 && num_fres != 0 is required, consumers.md 1.3).""",
     "Nothing to do if the file really has no code with CFI.")
+
+
+def check_layout(ctx, h: Header) -> int:
+    """The sub-sections against the section; returns how many FDE records exist."""
+    size = len(ctx.data)
+    n = h.num_fdes
+    fdes_end = h.fdes_end
+    if h.fdeoff > h.freoff:
+        ctx.emit(FDEOFF_AFTER_FREOFF, f"fdeoff {h.fdeoff:#x} > freoff {h.freoff:#x}",
+                 offset=0x14)
+    if h.fdeoff:
+        ctx.emit(FDEOFF_NONZERO, f"fdeoff is {h.fdeoff:#x}; libsframe-based readers compute "
+                 f"every PC-relative function start {h.fdeoff:#x} bytes off", offset=0x14)
+    readable = n
+    if fdes_end > size:
+        readable = max(0, (size - h.fdes_start) // h.fde_size)
+        ctx.emit(FDE_ARRAY_BOUNDS, f"{n} FDEs of {h.fde_size} bytes end at {fdes_end:#x}, "
+                 f"the section has {size:#x} bytes ({readable} FDE(s) readable)", offset=8)
+    elif h.fdeoff <= h.freoff and fdes_end > h.fres_start:
+        ctx.emit(FDE_ARRAY_OVERLAP, f"FDE array ends at {fdes_end:#x}, FRE sub-section starts "
+                 f"at {h.fres_start:#x}", offset=0x18)
+    if h.fres_end > size:
+        ctx.emit(FRE_BOUNDS, f"FRE sub-section [{h.fres_start:#x}, {h.fres_end:#x}) "
+                 f"ends past the section's {size:#x} bytes", offset=0x10)
+    if n == 0:
+        ctx.emit(EMPTY, "num_fdes is 0", offset=8)
+    _check_gaps(ctx, h, fdes_end, size)
+    return readable
+
+
+def check_totals(ctx, h: Header, total_fres: int, walked: int) -> None:
+    """After a complete walk: the FDEs' FRE counts and bytes against the header."""
+    if total_fres != h.num_fres:
+        ctx.emit(NUM_FRES, f"FDEs hold {total_fres} FREs, the header says {h.num_fres}",
+                 offset=0x0C)
+    if walked != h.fre_len and h.fres_end <= len(ctx.data):
+        ctx.emit(FRE_LEN, f"FRE blocks use {walked:#x} bytes, sfh_fre_len is "
+                 f"{h.fre_len:#x}", offset=0x10)
+
+
+def check_trailing(ctx, h: Header) -> None:
+    end = h.data_end
+    tail = ctx.data[end:]
+    if tail.strip(b"\0"):
+        first = end + next(k for k, b in enumerate(tail) if b)
+        ctx.emit(TRAILING, f"{len(tail)} bytes follow the SFrame data, nonzero from "
+                 f"{first:#x}" + (" (another SFrame section?)"
+                                  if ctx.data[first:first + 2] in (C.MAGIC_LE, C.MAGIC_BE)
+                                  else ""), offset=first)
+
+
+def check_overlaps(ctx, blocks: list[tuple[int, int, int]],
+                   ranges: list[tuple[int, int, int]]) -> None:
+    """FRE blocks (start, end, fde) sharing bytes; function ranges (pc, size, fde) sharing
+    PCs (fde-overlap: a table-wide FDE rule, checked here with the blocks)."""
+    if _in_order(blocks, sized=False):
+        blocks = []
+    if _in_order(ranges, sized=True):
+        ranges = []
+    blocks.sort()
+    for (s1, e1, i1), (s2, _e2, i2) in zip(blocks, blocks[1:], strict=False):
+        if s2 < e1:
+            ctx.emit(FRE_OVERLAP, f"FRE blocks of FDE {i1} [{s1:#x}, {e1:#x}) and FDE {i2} "
+                     f"(from {s2:#x}) overlap", offset=s2, fde=i2)
+    ranges = sorted(r for r in ranges if r[1] > 0)
+    for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
+        if p2 < p1 + z1:
+            ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
+                     f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
+
+
+def _in_order(spans: list[tuple[int, int, int]], sized: bool) -> bool:
+    """True when each span, in list order, ends at or before the next one starts; then
+    sorting them finds no overlap either. C-level, so a clean 100k-FDE table is not
+    sorted and compared pair by pair. Spans are (start, end, index), or with
+    `sized` (start, size, index)."""
+    if len(spans) < 2:
+        return True
+    starts = list(map(itemgetter(0), spans))
+    seconds = map(itemgetter(1), spans)
+    ends = map(add, starts, seconds) if sized else seconds
+    return all(map(le, ends, islice(starts, 1, None)))
+
+
+def _check_gaps(ctx, h: Header, fdes_end: int, size: int) -> None:
+    """Bytes between the header and the FDE array, or the FDE array and the FREs, belong
+    to nothing: zero padding is harmless, anything else is data no reader sees."""
+    gaps = [(h.size, min(h.fdes_start, size))]
+    if fdes_end <= h.fres_start:
+        gaps.append((fdes_end, min(h.fres_start, size)))
+    for a, b in gaps:
+        chunk = ctx.data[a:b]
+        if chunk.strip(b"\0"):
+            first = a + next(k for k, x in enumerate(chunk) if x)
+            ctx.emit(GAP_BYTES, f"{b - a} bytes in [{a:#x}, {b:#x}) belong to no header, "
+                     f"FDE or FRE, nonzero from {first:#x}", offset=first)

@@ -8,28 +8,17 @@ lookup is a bisection whatever order the table is really in. FDEs are decoded
 
 from __future__ import annotations
 
-import struct
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from itertools import islice, repeat
+from itertools import islice
 from operator import add, itemgetter, lt
 
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder, check_fde_array, check_fre_subsection
+from ..format.fde_table import Columns
 from ..format.model import FDE, FRE, Header
-
-# The start-address and size fields at the front of every FDE (index) record.
-_FDE_HEAD = {C.VERSION_1: "iI", C.VERSION_2: "iI", C.VERSION_3: "qI"}
-
-@cache
-def _record_head(big_endian: bool, version: int) -> struct.Struct:
-    """A whole FDE (index) record, unpacking only its start and size fields."""
-    head = (">" if big_endian else "<") + _FDE_HEAD[version]
-    return struct.Struct(head + f"{C.FDE_SIZE[version] - struct.calcsize(head)}x")
-
 
 # v1 has no rep_size; ld 2.40 emits PCMASK only for x86-64 .plt, whose entries are 16 bytes.
 V1_PCMASK_REP_SIZE = 16
@@ -109,22 +98,16 @@ class SFrameTable:
         return self.header.version if self.header else None
 
     def _build_index(self) -> None:
-        """Read the start and size columns of the whole FDE array at C speed (struct
-        iter_unpack, map): building the index costs little however many FDEs there are."""
+        """Read the start and size columns of the whole FDE array at C speed
+        (format/fde_table.Columns): the index costs little however many FDEs there are."""
         h = self.header
         assert h is not None
-        n, fsz = h.num_fdes, h.fde_size
+        n = h.num_fdes
         if not n:
             return
-        rec = _record_head(h.big_endian, h.version)
-        fields = rec.iter_unpack(self._dec.data[h.fdes_start:h.fdes_start + n * fsz])
-        starts, sizes = zip(*fields, strict=True)
-        base = self.vma + self.bias
-        if h.pcrel:  # h.func_start: field-relative starts count from their FDE record
-            pcs = list(map(add, starts, range(base + h.fdes_start,
-                                              base + h.fdes_start + n * fsz, fsz)))
-        else:
-            pcs = list(map(add, starts, repeat(base, n)))
+        cols = Columns(self._dec.data, h, 0, n)
+        pcs = cols.pcs(h, self.vma + self.bias)
+        sizes = cols.sizes
         rows = sorted(zip(pcs, map(add, pcs, sizes), range(n), strict=True))
         self._index = rows
         self._starts = [r[0] for r in rows]

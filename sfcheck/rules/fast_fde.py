@@ -1,0 +1,153 @@
+"""Which FDEs the fast path must leave to the reference pass, asked of rules/fde.py.
+
+F.check_fde itself decides, run on one probe FDE per distinct shape (SHAPE) with a
+context that only notes whether it emitted; the fast path adds what its patterns
+cannot walk (PCMASK, FRE types above ADDR4, FDE types other than DEFAULT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from itertools import compress, product, repeat
+from math import prod
+from operator import add, ge
+
+from ..format import constants as C
+from ..format.model import FDE, Header
+from . import fde as F
+
+# bytes.translate tables: byte value == FRE type t -> 1.
+EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
+
+
+def fast_fre_type(info: int) -> int:
+    """The FRE type of an FDE info byte whose FREs the patterns can walk (PCINC, type
+    0-2), or 255. Whether check_fde objects to the byte is asked of check_fde itself."""
+    t = info & C.FDE_INFO_FRE_TYPE
+    return t if not info & C.FDE_INFO_PCMASK and t <= C.FRE_TYPE_ADDR4 else 255
+
+
+@cache
+def type_table() -> bytes:
+    """FDE info byte -> fast_fre_type, for bytes.translate."""
+    return bytes(map(fast_fre_type, range(256)))
+
+
+class _Probe:
+    """A context that only notes whether a check emitted."""
+
+    __slots__ = ("hit",)
+
+    def __init__(self) -> None:
+        self.hit = False
+
+    def emit(self, *args: object, **where: object) -> None:
+        self.hit = True
+
+    emit_as = emit
+
+
+SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
+PRODUCT_MAX = 4096  # shapes tried when looking for per-column verdicts
+
+
+@lru_cache(maxsize=8)
+def _verdicts(h: Header) -> dict[tuple[int, ...], bool]:
+    """Full shape (SHAPE order) -> verdict, for one header (kept across chunks)."""
+    return {}
+
+
+def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
+    """True when an FDE of this shape must take the reference path: F.check_fde emits on
+    a probe FDE of that shape, or the patterns cannot walk its FREs (PCMASK, FRE type > 2,
+    not DEFAULT)."""
+    cache = _verdicts(h)
+    got = cache.get(shape)
+    if got is None:
+        info, info2, rep, pad, need, nf = shape
+        probe = _Probe()
+        F.check_fde(probe, h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
+                                  info2=info2, padding=pad, num_fres=nf), {})
+        got = cache[shape] = (probe.hit or fast_fre_type(info) == 255
+                              or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
+    return got
+
+
+def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
+               types: bytes) -> list[bytes]:
+    """0/1 flags per FDE, in layers to OR together: must the FDE take the reference path
+    (_verdict of its shape)?
+
+    F.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
+    work off clean tables: columns holding one value are fixed; the needed FRE type is
+    a function of the FRE type when each type's functions all need the same one; and
+    when the verdict over all combinations of the values present is an OR of per-column
+    conditions (e.g. "PCMASK info byte" or "no FREs"), each column is marked on its own
+    with C-level table lookups. Otherwise every FDE's shape is looked up."""
+    n = len(sizes)
+    need_by_type: dict[int, int] | None = {}
+    for t in range(3):
+        sel = list(compress(sizes, types.translate(EQ[t])))
+        if sel:
+            lo, hi = F.needed_fre_type(min(sel)), F.needed_fre_type(max(sel))
+            if lo != hi:
+                need_by_type = None
+                break
+            need_by_type[t] = lo
+    need_of_info: list[int] = []
+    if need_by_type is None:
+        s1, s2 = F.SIZE_STEPS
+        columns["need"] = list(map(add, map(ge, sizes, repeat(s1, n)),
+                                   map(ge, sizes, repeat(s2, n))))
+    else:  # not a column: follows from the info byte
+        need_of_info = [need_by_type.get(fast_fre_type(i), 0) for i in range(256)]
+    fixed: dict[str, int] = {}
+    values: dict[str, list[int]] = {}
+    for name in SHAPE:
+        col = columns.get(name)
+        if col is None:
+            continue
+        distinct = set(col)
+        if len(distinct) == 1:
+            fixed[name] = col[0]
+        else:
+            values[name] = sorted(distinct)
+    varying = list(values)
+
+    template = [fixed.get(name, 0) for name in SHAPE]
+    at = [SHAPE.index(name) for name in varying]
+    info_at, need_at = SHAPE.index("info"), SHAPE.index("need")
+
+    def shape(combo: tuple[int, ...]) -> tuple[int, ...]:
+        full = template[:]
+        for k, v in zip(at, combo, strict=True):
+            full[k] = v
+        if need_of_info:
+            full[need_at] = need_of_info[full[info_at]]
+        return tuple(full)
+
+    if prod(map(len, values.values())) <= PRODUCT_MAX:
+        verdict = {c: _verdict(h, shape(c)) for c in product(*values.values())}
+        # Per column: the values noisy in every combination that has them.
+        always = [set(vals) for vals in values.values()]
+        for combo, noisy in verdict.items():
+            if not noisy:
+                for k, v in enumerate(combo):
+                    always[k].discard(v)
+        if all(noisy == any(v in always[k] for k, v in enumerate(combo))
+               for combo, noisy in verdict.items()):
+            layers = []
+            for name, marked in zip(varying, always, strict=True):
+                if marked:
+                    col = columns[name]
+                    if isinstance(col, bytes):
+                        layers.append(col.translate(bytes(int(b in marked)
+                                                          for b in range(256))))
+                    else:
+                        layers.append(bytes(map(marked.__contains__, col)))
+            return layers
+        if not varying:  # one shape, and it is noisy (the OR test cannot say so)
+            return [b"\x01" * n]
+    keys = zip(*(columns[name] for name in varying), strict=True)
+    return [bytes(_verdict(h, shape(k)) for k in keys)]
