@@ -177,14 +177,15 @@ def test_walk_matches_gdb(version: int, opt: str, scenario: str,
 
 
 @pytest.mark.parametrize("scenario", ["threads", "signal"])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_static_walk_matches_gdb(version: int, scenario: str,
+def test_static_walk_matches_gdb(version: int, opt: str, scenario: str,
                                  tmp_path_factory: pytest.TempPathFactory,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Static executables: libc's code is in the executable, without SFrame."""
     if not Path("/usr/lib/x86_64-linux-gnu/libc.a").exists():
         pytest.skip("static glibc (libc6-dev) is not installed")
-    build = _build(version, "-O2", tmp_path_factory.getbasetemp(), static=True)
+    build = _build(version, opt, tmp_path_factory.getbasetemp(), static=True)
     core, gdb_frames, _ = _gdb(build, scenario)
     status, out = _ours(core, capsys)
     assert status == 0
