@@ -127,7 +127,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
                      + "; no SFrame data to check")
             ctx.finish()
             result.findings.extend(ctx.findings)
-            result.sections.append(_summary(sec.name, sec.vma, b"", None))
+            result.sections.append(SectionSummary(sec.name, sec.vma, 0, nobits=True))
             continue
         header = check_section(ctx) if sec.data else None
         if header is not None:

@@ -79,6 +79,7 @@ class SectionSummary:
     abi: int | None = None
     num_fdes: int | None = None
     num_fres: int | None = None
+    nobits: bool = False  # SHT_NOBITS (a separate debug file): a header without bytes
 
 
 @dataclass(slots=True)

@@ -140,6 +140,9 @@ def test_gate_on_packages(packages: list[Path], profile: str, tmp_path: Path) ->
         assert entry["error"] is None, entry
         got[_basename(entry)] = Counter((f["rule"], f["severity"]) for f in entry["findings"])
     assert got == {k: Counter(v) for k, v in expected(profile).items()}
+    # The two debug files are counted as such, not as files with SFrame data.
+    summary = report["summary"]
+    assert (summary["debug_only"], summary["with_sframe"]) == (2, len(LINKED) + len(OBJECTS))
     worst_error = any(sev == "error" for c in got.values() for (_r, sev) in c)
     assert set(statuses.values()) == {1 if worst_error else 0}
     # SARIF and JUnit carry the same findings, info included.

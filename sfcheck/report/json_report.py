@@ -48,6 +48,7 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
         "unused_waivers": result.unused_waivers,
         "summary": {
             "files_checked": s.files_checked, "with_sframe": s.with_sframe,
+            "debug_only": s.debug_only,
             "without_sframe": s.without_sframe, "unreadable": s.unreadable,
             "versions": {str(v): n for v, n in s.versions.items()},
             "findings": s.severities, "waived": s.waived,

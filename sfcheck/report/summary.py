@@ -22,6 +22,7 @@ class RuleCount:
 class Summary:
     files_checked: int = 0  # ELF images read (archive members included)
     with_sframe: int = 0
+    debug_only: int = 0  # separate debug files: .sframe headers without bytes (not counted above)
     without_sframe: int = 0
     unreadable: int = 0  # inputs or members that could not be read or were refused
     skipped_non_elf: int = 0
@@ -46,7 +47,9 @@ def summarize(result: Result) -> Summary:
             s.unreadable += 1
             continue
         s.files_checked += 1
-        if res.sections:
+        if res.sections and all(sec.nobits for sec in res.sections):
+            s.debug_only += 1
+        elif res.sections:
             s.with_sframe += 1
         else:
             s.without_sframe += 1

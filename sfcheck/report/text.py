@@ -109,6 +109,7 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
     rows = [("files checked", s.files_checked),
             ("  with SFrame", s.with_sframe),
             *((f"    v{v}", n) for v, n in s.versions.items()),
+            ("  debug files (no data)", s.debug_only),
             ("  without SFrame", s.without_sframe),
             ("unreadable or refused", s.unreadable),
             ("skipped: not ELF", s.skipped_non_elf),
@@ -116,7 +117,7 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
             ("skipped: special files", s.skipped_special)]
     print("\nsfcheck summary", file=out)
     for name, n in rows:
-        if n or not name.startswith("skipped: s"):
+        if n or not name.startswith(("skipped: s", "  debug")):
             print(f"  {name:<24}{n:>8}", file=out)
     sev = s.severities
     print("  findings: " + counts_text(sev["error"], sev["warning"], sev["info"], s.waived)
