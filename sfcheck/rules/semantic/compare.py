@@ -1,12 +1,6 @@
 """The exact comparison of one SFrame FDE with the .eh_frame FDEs overlapping it.
 
-
-For every SFrame FDE the rows of the `.eh_frame` FDEs covering the same PCs are
-merged with the FRE rows (one pass over both row lists, not one lookup per PC;
-only PCs whose CFA is a DWARF expression, i.e. PLT entries, are evaluated one by
-one), and the CFA, RA and FP rules are compared on every PC interval where
-neither side changes. Mismatches are reported once per FDE and kind, with the
-first differing range and both rules.
+The method (rows merged, intervals compared) is described in the package docstring.
 """
 
 from __future__ import annotations
