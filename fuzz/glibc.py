@@ -34,7 +34,7 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.unwind.table import Row, SFrameTable
 
 from fuzz import mutator  # noqa: E402
-from fuzz.libsframe import Recorder, Worker, ask_keys, start_worker  # noqa: E402
+from fuzz.libsframe import Recorder, Worker, ask_keys, lib_from_argv, start_worker  # noqa: E402
 
 
 class GlibcWorker(Worker):
@@ -120,18 +120,8 @@ def process_findings(job, findings, budget: float) -> list[dict]:  # type: ignor
             WORKER.proc.kill()
 
 
-def _lib_from_argv() -> str | None:
-    lib = None
-    for a in list(sys.argv):
-        if a.startswith("--glibc="):
-            lib = a.split("=", 1)[1]
-            sys.argv.remove(a)
-    lib = lib or os.environ.get("SFCHECK_GLIBC")
-    return os.path.abspath(lib) if lib else None
-
-
 if __name__ == "__main__":
-    lib_path = _lib_from_argv()
+    lib_path = lib_from_argv("--glibc", "SFCHECK_GLIBC")
     if not lib_path:
         sys.exit("give --glibc=PATH (a library built by fuzz/get-glibc-sframe.sh)")
     setup(lib_path)

@@ -384,18 +384,20 @@ def _known() -> set[str]:
     return {ln.strip() for ln in p.read_text().splitlines() if ln.strip() and ln[0] != "#"}
 
 
-def _lib_from_argv() -> str | None:
+def lib_from_argv(option: str, env: str) -> str | None:
+    """The library given as `option`=PATH (taken out of sys.argv, which atheris reads) or
+    in the environment variable `env`, made absolute."""
     lib = None
     for a in list(sys.argv):
-        if a.startswith("--libsframe="):
+        if a.startswith(option + "="):
             lib = a.split("=", 1)[1]
             sys.argv.remove(a)
-    lib = lib or os.environ.get("SFCHECK_LIBSFRAME")
+    lib = lib or os.environ.get(env)
     return os.path.abspath(lib) if lib else None
 
 
 if __name__ == "__main__":
-    lib_path = _lib_from_argv()
+    lib_path = lib_from_argv("--libsframe", "SFCHECK_LIBSFRAME")
     if not lib_path:
         sys.exit("give --libsframe=PATH (a libsframe.so to compare with)")
     setup(lib_path)
