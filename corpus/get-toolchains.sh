@@ -25,28 +25,14 @@ FAILED=()
 
 say() { echo "get-toolchains: $*"; }
 
-URI=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
-URI=${URI:-http://deb.debian.org/debian}
+# shellcheck source=corpus/apt-state.sh
+. "$HERE/apt-state.sh"
 
 A=$D/apt
 apt_ready=0
 setup_apt() {
     [ "$apt_ready" = 1 ] && return 0
-    mkdir -p "$A"/lists/partial "$A"/cache/archives/partial "$A"/etc/sources.list.d "$A"/etc/preferences.d
-    : > "$A"/etc/sources.list
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm trixie sid\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-        "$URI" > "$A"/etc/sources.list.d/corpus.sources
-    cat > "$A"/apt.conf <<CONF
-Dir::Etc::sourcelist "$A/etc/sources.list";
-Dir::Etc::sourceparts "$A/etc/sources.list.d";
-Dir::Etc::preferencesparts "$A/etc/preferences.d";
-Dir::State::Lists "$A/lists";
-Dir::State::status "$A/status";
-Dir::Cache "$A/cache";
-APT::Sandbox::User "root";
-CONF
-    : > "$A"/status
-    export APT_CONFIG=$A/apt.conf
+    private_apt "$A" deb "bookworm trixie sid" corpus
     if ! apt-get -q update > "$A"/update.log 2>&1; then
         say "apt-get update (private state in $A) FAILED; see $A/update.log"
         return 1

@@ -19,23 +19,9 @@ DEST=$(cd "$DEST" && pwd)
 deb=${GLIBC_SOURCE_DEB:-}
 if [ -z "$deb" ]; then
     A=$DEST/apt
-    mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/etc/sources.list.d" \
-        "$A/etc/preferences.d"
-    touch "$A/status"
-    URI=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
-    printf 'Types: deb-src deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-        "${URI:-http://deb.debian.org/debian}" "$SUITE" > "$A/etc/sources.list.d/debian.sources"
-    : > "$A/etc/sources.list"
-    cat > "$A/apt.conf" <<CONF
-Dir::Etc::sourcelist "$A/etc/sources.list";
-Dir::Etc::sourceparts "$A/etc/sources.list.d";
-Dir::Etc::preferencesparts "$A/etc/preferences.d";
-Dir::State::Lists "$A/lists";
-Dir::State::status "$A/status";
-Dir::Cache "$A/cache";
-APT::Sandbox::User "root";
-CONF
-    export APT_CONFIG="$A/apt.conf"
+    # shellcheck source=corpus/apt-state.sh
+    . "$ROOT/corpus/apt-state.sh"
+    private_apt "$A" "deb-src deb" "$SUITE" debian
     apt-get -q update > "$A/update.log" 2>&1
     (cd "$DEST" && apt-get -q download "glibc-source/$SUITE" > "$A/download.log" 2>&1)
     deb=$(ls -t "$DEST"/glibc-source_*_all.deb | head -1)

@@ -34,7 +34,7 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.unwind.table import Row, SFrameTable
 
 from fuzz import mutator  # noqa: E402
-from fuzz.libsframe import Recorder, Worker, probe_pcs, sfcheck_view  # noqa: E402
+from fuzz.libsframe import Recorder, Worker, ask_keys, lib_from_argv, start_worker  # noqa: E402
 
 
 class GlibcWorker(Worker):
@@ -82,28 +82,18 @@ def compare(data: bytes, reply: tuple, errors: list[str], h, fdes) -> list[str]:
 
 
 LIB: str | None = None
-WORKER: GlibcWorker | None = None
+WORKER: Worker | None = None
 RECORDER: Recorder | None = None
 
 
 def setup(lib: str | None) -> None:
     global LIB, WORKER, RECORDER
     LIB = lib
-    WORKER = GlibcWorker(lib) if lib else None
-    RECORDER = Recorder(os.environ.get("SFCHECK_FUZZ_FINDINGS"), lib or "")
+    WORKER, RECORDER = start_worker(GlibcWorker, lib)
 
 
 def outcome(data: bytes) -> list[str]:
-    errors, h, fdes = sfcheck_view(data)
-    if WORKER is None:
-        return []
-    status, reply = WORKER.ask(data, probe_pcs(h, fdes))
-    if status == "crash":
-        sig, call, _msg = reply  # type: ignore[misc]
-        return [f"crash:{sig}:{call}"]
-    if status == "hang":
-        return [f"hang:{reply}"]
-    return compare(data, reply, errors, h, fdes)  # type: ignore[arg-type]
+    return ask_keys(WORKER, data, compare, crash_msg=False)
 
 
 def test_one_input(data: bytes) -> None:
@@ -130,18 +120,8 @@ def process_findings(job, findings, budget: float) -> list[dict]:  # type: ignor
             WORKER.proc.kill()
 
 
-def _lib_from_argv() -> str | None:
-    lib = None
-    for a in list(sys.argv):
-        if a.startswith("--glibc="):
-            lib = a.split("=", 1)[1]
-            sys.argv.remove(a)
-    lib = lib or os.environ.get("SFCHECK_GLIBC")
-    return os.path.abspath(lib) if lib else None
-
-
 if __name__ == "__main__":
-    lib_path = _lib_from_argv()
+    lib_path = lib_from_argv("--glibc", "SFCHECK_GLIBC")
     if not lib_path:
         sys.exit("give --glibc=PATH (a library built by fuzz/get-glibc-sframe.sh)")
     setup(lib_path)

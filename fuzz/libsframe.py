@@ -27,6 +27,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -276,6 +277,29 @@ class Recorder:
               f"t={time.monotonic() - self.t0:.2f}", file=sys.stderr, flush=True)
 
 
+def start_worker(worker_cls: Callable[[str], Worker], lib: str | None
+          ) -> tuple[Worker | None, Recorder]:
+    """The worker for `lib` (none without one) and the recorder of its findings."""
+    return (worker_cls(lib) if lib else None,
+            Recorder(os.environ.get("SFCHECK_FUZZ_FINDINGS"), lib or ""))
+
+
+def ask_keys(worker: Worker | None, data: bytes, compare: Callable[..., list[str]],
+             crash_msg: bool = True) -> list[str]:
+    """Every key one input produces against a library worker: its crash or hang, else what
+    `compare` finds between the worker's reply and sfcheck's reading."""
+    errors, h, fdes = sfcheck_view(data)
+    if worker is None:
+        return []
+    status, reply = worker.ask(data, probe_pcs(h, fdes))
+    if status == "crash":
+        sig, call, msg = reply  # type: ignore[misc]
+        return [f"crash:{sig}:{call}" + (f":{msg}" if msg and crash_msg else "")]
+    if status == "hang":
+        return [f"hang:{reply}"]
+    return compare(data, reply, errors, h, fdes)
+
+
 LIB: str | None = None
 WORKER: Worker | None = None
 RECORDER: Recorder | None = None
@@ -284,22 +308,12 @@ RECORDER: Recorder | None = None
 def setup(lib: str | None) -> None:
     global LIB, WORKER, RECORDER
     LIB = lib
-    WORKER = Worker(lib) if lib else None
-    RECORDER = Recorder(os.environ.get("SFCHECK_FUZZ_FINDINGS"), lib or "")
+    WORKER, RECORDER = start_worker(Worker, lib)
 
 
 def outcome(data: bytes) -> list[str]:
     """Every key this input produces against the current library (for minimising too)."""
-    errors, h, fdes = sfcheck_view(data)
-    if WORKER is None:
-        return []
-    status, reply = WORKER.ask(data, probe_pcs(h, fdes))
-    if status == "crash":
-        sig, call, msg = reply  # type: ignore[misc]
-        return [f"crash:{sig}:{call}" + (f":{msg}" if msg else "")]
-    if status == "hang":
-        return [f"hang:{reply}"]
-    return compare(data, reply, errors, h, fdes)  # type: ignore[arg-type]
+    return ask_keys(WORKER, data, compare)
 
 
 def test_one_input(data: bytes) -> None:
@@ -370,18 +384,20 @@ def _known() -> set[str]:
     return {ln.strip() for ln in p.read_text().splitlines() if ln.strip() and ln[0] != "#"}
 
 
-def _lib_from_argv() -> str | None:
+def lib_from_argv(option: str, env: str) -> str | None:
+    """The library given as `option`=PATH (taken out of sys.argv, which atheris reads) or
+    in the environment variable `env`, made absolute."""
     lib = None
     for a in list(sys.argv):
-        if a.startswith("--libsframe="):
+        if a.startswith(option + "="):
             lib = a.split("=", 1)[1]
             sys.argv.remove(a)
-    lib = lib or os.environ.get("SFCHECK_LIBSFRAME")
+    lib = lib or os.environ.get(env)
     return os.path.abspath(lib) if lib else None
 
 
 if __name__ == "__main__":
-    lib_path = _lib_from_argv()
+    lib_path = lib_from_argv("--libsframe", "SFCHECK_LIBSFRAME")
     if not lib_path:
         sys.exit("give --libsframe=PATH (a libsframe.so to compare with)")
     setup(lib_path)

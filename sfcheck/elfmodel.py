@@ -37,27 +37,23 @@ class SFrameSection:
 
 
 @dataclass(frozen=True)
-class SFrameSegment:
+class Segment:
+    """The program header fields sfcheck reads (flags: PF_X=1, PF_W=2, PF_R=4)."""
+
+    index: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int
+
+
+class SFrameSegment(Segment):
     """A PT_GNU_SFRAME program header."""
 
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
 
-
-@dataclass(frozen=True)
-class LoadSegment:
-    """A PT_LOAD program header (flags: PF_X=1, PF_W=2, PF_R=4)."""
-
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
+class LoadSegment(Segment):
+    """A PT_LOAD program header."""
 
 
 @dataclass(frozen=True)

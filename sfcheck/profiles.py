@@ -10,6 +10,10 @@
 A profile holds the reader's acceptance facts (versions, required flags, layout assumptions),
 which consumer rules (sfcheck/rules/consumer.py) fire under it, and severity overrides of the
 strict rules. Every fact and override names the source it was read from.
+
+Long because it is data: the code (the Fact/Override/Profile types, get, describe) is
+under 100 lines; the rest is each reader's facts next to the source lines they were read
+from, kept in one place so `sfcheck profiles` and the consumer rules read one table.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cross-check's shortcuts (semantic._Settle: FDEs settled from raw FRE tokens;
+"""The cross-check's shortcuts (semantic.settle.Settle: FDEs settled from raw FRE tokens;
 _SectionPass.fast: FDEs no .eh_frame FDE overlaps) against the exact comparison alone:
 the findings must be the same, on every corpus file, on files whose .sframe FRE bytes
 are damaged at random, and on files whose .eh_frame is damaged or emptied."""
@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf
 from sfcheck.elf import load_elf
-from sfcheck.rules import semantic
+from sfcheck.rules.semantic import check as semantic_check
+from sfcheck.rules.semantic.check import _SectionPass
+from sfcheck.rules.semantic.settle import Settle
 
 from helpers import CORPUS
 
@@ -28,8 +30,8 @@ def _findings(data: bytes | Path, shortcut: bool, monkeypatch,
               options: Options | None = None) -> list[str]:
     with monkeypatch.context() as m:
         if not shortcut:
-            m.setattr(semantic._Settle, "quiet", lambda *a, **k: False)
-            m.setattr(semantic._SectionPass, "fast", False)
+            m.setattr(Settle, "quiet", lambda *a, **k: False)
+            m.setattr(_SectionPass, "fast", False)
         res = check_elf(data, options=options)
     return sorted(f.text() for f in res.findings) + [str(res.error)]
 
@@ -46,7 +48,7 @@ def test_same_findings_with_and_without_shortcut(path: Path, monkeypatch) -> Non
 def test_shortcut_settles_most_fdes(monkeypatch) -> None:
     """It is taken (else this file is no test of it): on a gcc-built library most FDEs."""
     calls = {"quiet": 0, "yes": 0}
-    real = semantic._Settle.quiet
+    real = Settle.quiet
 
     def counting(self, *args):
         calls["quiet"] += 1
@@ -54,7 +56,7 @@ def test_shortcut_settles_most_fdes(monkeypatch) -> None:
         calls["yes"] += got
         return got
 
-    monkeypatch.setattr(semantic._Settle, "quiet", counting)
+    monkeypatch.setattr(Settle, "quiet", counting)
     check_elf(CORPUS / "v3" / "libcorpus.so")
     assert calls["yes"] >= 3 and calls["yes"] >= calls["quiet"] // 2
 
@@ -95,7 +97,7 @@ def test_emptied_eh_frame_same_findings(monkeypatch, disable: tuple[str, ...]) -
     from sfcheck.rules import context
 
     monkeypatch.setattr(context, "MAX_PER_RULE", 3)
-    monkeypatch.setattr(semantic, "MAX_PER_RULE", 3)
+    monkeypatch.setattr(semantic_check, "MAX_PER_RULE", 3)
     capped = 0
     for path in FILES:
         raw, off, size = _eh_frame_of(path)

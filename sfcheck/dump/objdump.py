@@ -15,6 +15,7 @@ from operator import add, and_, itemgetter
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
+from ..format.abi import ABIS, has_pauth
 from ..format.decode import Decoder
 from ..format.fde_table import Columns
 from ..format.fre_blocks import FreBlocks, Tokens, starts_of, token_fre
@@ -65,8 +66,9 @@ def _flag_lines(h: Header) -> Iterator[str]:
 def _disp(abi: int, ctl: W.Control, offset: int) -> str:
     name = "c"
     if ctl.reg_p:
-        sp, fp = C.SP_FP_REGS.get(abi, (None, None))
-        name = "sp" if ctl.reg == sp else "fp" if ctl.reg == fp else f"r{ctl.reg}"
+        a = ABIS.get(abi)
+        name = ("sp" if a and ctl.reg == a.sp else "fp" if a and ctl.reg == a.fp
+                else f"r{ctl.reg}")
     text = f"{name}{offset:+d}"
     # libsframe reads the deref bit only for register-based rules.
     return f"({text})" if ctl.reg_p and ctl.deref else text
@@ -127,7 +129,7 @@ def fde_lines(dec: Decoder, index: int, fde: FDE, section_vma: int) -> Iterator[
     line = f"    func idx [{index}]: pc = {pc:#x}, size = {_i32(fde.size)} bytes"
     if attrs:
         line += f', attr = "{attrs}"'
-    if h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE) and fde.pauth_key == C.PAUTH_KEY_B:
+    if has_pauth(h.abi) and fde.pauth_key == C.PAUTH_KEY_B:
         line += ", pauth = B key"
     yield ""
     yield line
@@ -227,7 +229,7 @@ class _Rows:
         self.no_wrap = not self.pcs or max(self.pcs) + 0xFFFFFFFF <= _U64
         self.suffixes = (_Suffixes(h, False), _Suffixes(h, True))
         self.templates: dict[tuple, str] = {}
-        self.aarch64 = h.abi in (C.ABI_AARCH64_BE, C.ABI_AARCH64_LE)
+        self.pauth = has_pauth(h.abi)
         self.append = out.append
 
     def render(self, begin: int, stop: int) -> int:
@@ -268,7 +270,7 @@ class _Rows:
         head = "\n    func idx [%d]: pc = %#x, size = %d bytes"
         if attrs:
             head += f', attr = "{attrs}"'
-        if self.aarch64 and (info >> 5) & 1 == C.PAUTH_KEY_B:
+        if self.pauth and (info >> 5) & 1 == C.PAUTH_KEY_B:
             head += ", pauth = B key"
         head += "\n" + _COLS[bool(info & 0x10)]
         sufs = map(self.suffixes[flex].__getitem__, map(itemgetter(1), toks))

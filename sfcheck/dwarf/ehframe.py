@@ -10,6 +10,10 @@ raises :class:`EhFrameError` with the offset. Work is bounded too: a program run
 most MAX_FDE_OPS instructions into MAX_FDE_ROWS rows, and a file at most MAX_FILE_OPS
 instructions into MAX_FILE_ROWS rows; an FDE past a bound gets no rows and says why
 (`RawFde.limit`), so the cross-check reports it instead of comparing a partial table.
+
+One module on purpose: the entry walk, the CIE reader and the call-frame interpreter
+share the cursor, the CIE state and the work budget; cfi.py (rows to rules), expr.py
+and leb128.py are already apart.
 """
 
 from __future__ import annotations

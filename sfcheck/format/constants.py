@@ -87,15 +87,6 @@ RA_OFFSET_INVALID = 0  # s390x/flex padding: "RA not saved"
 S390X_CFA_ADJUST = -160
 S390X_CFA_ALIGN = 8
 
-# DWARF register numbers of SP and FP, used to name flex registers.
-SP_FP_REGS = {
-    ABI_AARCH64_BE: (31, 29),
-    ABI_AARCH64_LE: (31, 29),
-    ABI_AMD64_LE: (7, 6),
-    ABI_S390X_BE: (15, 11),
-}
-
-
 def s390x_cfa_decode(stored: int) -> int:
     return stored * S390X_CFA_ALIGN - S390X_CFA_ADJUST
 

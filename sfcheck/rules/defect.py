@@ -146,10 +146,6 @@ S.COVERAGE_CLASSIFIERS.append(_skipped)
 
 # -- section-level defects ------------------------------------------------------------------
 
-def _data_end(h: Header) -> int:
-    return max(h.fdes_start + h.num_fdes * h.fde_size, h.fres_end)
-
-
 def _header_bytes(data: bytes, off: int) -> bytes:
     """Just what decode_header reads (fixed header + at most 255 auxiliary bytes): slicing
     the whole tail for each of up to 4096 parts would copy the section thousands of times."""
@@ -168,7 +164,7 @@ def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
             h = decode_header(_header_bytes(data, off))
         except DecodeError:
             break
-        end = off + _data_end(h)
+        end = off + h.data_end
         if end <= off or end >= len(data):
             break
         nxt = end

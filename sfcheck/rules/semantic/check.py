@@ -1,0 +1,248 @@
+"""The cross-check's driver: each SFrame section of a file against its .eh_frame."""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
+from ...elf import ElfSFrameInfo
+from ...errors import DecodeError
+from ...format.abi import ABIS
+from ...format.decode import Decoder
+from ...format.fre_blocks import FreBlocks, Tokens
+from ...format.model import FDE, Header
+from ...result import Severity
+from ..context import MAX_PER_RULE, SectionContext
+from ..registry import Rule as RuleDef
+from .catalog import (
+    CFA_MISMATCH,
+    CLASSIFIERS,
+    COVERAGE_CLASSIFIERS,
+    FP_MISMATCH,
+    NO_EH_FDE,
+    NO_EH_FRAME,
+    NO_SFRAME_FDE,
+    OPAQUE,
+    RA_MISMATCH,
+    TRUNCATED,
+    Facts,
+    Mismatch,
+)
+from .compare import Budget, compare_fde
+from .settle import Settle
+from .show import func_name, show_cfa, show_slot
+
+
+class _Stop(Exception):
+    """The work bound was reached: the rest of the section is not compared."""
+
+
+def cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None],
+                info: ElfSFrameInfo) -> None:
+    """Compare every SFrame section of `info` with its `.eh_frame` (needs info.cfi)."""
+    # Rows, FDEs and memo entries are made by the hundred thousand and hold no cycles:
+    # the cyclic collector would walk the growing heap again and again (a third of the
+    # time on a large library). Reference counting still frees everything.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _cross_check(ctxs, headers, info)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None],
+                 info: ElfSFrameInfo) -> None:
+    view = info.cfi
+    if view is None or not ctxs:
+        return
+    first = ctxs[0]
+    if view.eh_frame is None:
+        first.emit(NO_EH_FRAME, "no .eh_frame section: SFrame not compared with DWARF CFI"
+                   + (f" ({view.error})" if view.error else ""))
+        return
+    abi_id = next((h.abi for h in headers if h is not None and h.abi in ABIS), None)
+    if abi_id is None:
+        return
+    abi = ABIS[abi_id]
+    try:
+        ehs = decode_eh_frame(view.eh_frame, view.eh_frame_vma, info.little_endian,
+                              8 if info.elfclass == 64 else 4, abi)
+    except CfiError as exc:
+        first.emit_as(NO_EH_FRAME, Severity.WARNING, f".eh_frame cannot be decoded: {exc}")
+        return
+    limited = [e for e in ehs if e.limit]
+    if limited:
+        first.emit(OPAQUE, f"{len(limited)} .eh_frame FDE(s) not interpreted, first at "
+                   f".eh_frame+{limited[0].offset:#x}: {limited[0].limit}")
+    eh_starts = [e.start for e in ehs]
+    covered = [0] * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
+    text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
+    text_starts = [t[0] for t in text]
+
+    def section_of(pc: int) -> str | None:
+        k = bisect_right(text_starts, pc) - 1
+        return text[k][2] if k >= 0 and pc < text[k][1] else None
+
+    for ctx, h, (vma, data) in zip(ctxs, headers, view.sframe, strict=False):
+        if h is None or h.abi != abi_id:
+            continue
+        facts = Facts(h, abi, section_of)
+        budget = Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
+        try:
+            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data)
+        except (DecodeError, _Stop):
+            continue  # the structural rules report a DecodeError; _Stop: reported
+
+    symbols = view.symbols
+    addrs = [s.addr for s in symbols]
+    for e, got in zip(ehs, covered, strict=True):
+        size = e.end - e.start
+        if size <= 0 or got >= size:
+            continue
+        name = func_name(symbols, addrs, e.start, section_of)
+        where = f"{name} [{e.start:#x}, {e.end:#x}) (.eh_frame+{e.offset:#x})"
+        if got == 0:
+            known = next((c for c in (f(e, abi) for f in COVERAGE_CLASSIFIERS) if c), None)
+            if known:
+                first.emit(known[0], f"{where} has no SFrame FDE: {known[1]}")
+            else:
+                first.emit(NO_SFRAME_FDE, f"{where} has no SFrame FDE")
+        else:
+            first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
+                          f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+
+
+def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
+    """True when `ctx` would not keep a finding of `rule` (reported at its own severity):
+    the rule is off or claimed (then emit drops it), or past the per-rule cap (then emit
+    only counts it, as done here). Its message need not be built then."""
+    key = (rule.id, rule.severity)
+    if key not in ctx.decided:
+        return False  # the first one: emit decides
+    if ctx.decided[key] is None or rule.id in ctx.claimed:
+        return True
+    n = ctx.counts.get(rule.id, 0)
+    if n < MAX_PER_RULE:
+        return False
+    ctx.counts[rule.id] = n + 1
+    return True
+
+
+class _SectionPass:
+    """One SFrame section against the .eh_frame FDEs: each SFrame FDE is settled from its
+    raw FRE tokens when possible (Settle), else compared exactly (_check_fde). An FDE no
+    .eh_frame FDE overlaps costs only its coverage finding (counted once past the cap).
+    `fast` off takes the exact path for every FDE (the tests compare both)."""
+
+    fast = True
+
+    def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
+                 eh_starts: list[int], covered: list[int], budget: Budget) -> None:
+        self.ctx, self.facts, self.vma, self.budget = ctx, facts, vma, budget
+        self.ehs, self.eh_starts, self.covered = ehs, eh_starts, covered
+        h = self.h = facts.header
+        self.rel = h.pcrel or ctx.relocatable
+        self.settle = Settle(h, facts.abi)
+        self.dec: Decoder | None = None
+
+    def run(self, data: bytes) -> None:
+        self.dec = Decoder(data)
+        FreBlocks(self.dec).run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+
+    def overlapping(self, start: int, end: int) -> list[EhFde]:
+        """The .eh_frame FDEs overlapping [start, end); counts the bytes they cover."""
+        ehs, covered = self.ehs, self.covered
+        k = max(bisect_right(self.eh_starts, start) - 1, 0)
+        found = []
+        while k < len(ehs) and ehs[k].start < end:
+            e = ehs[k]
+            if e.end > start:
+                found.append(e)
+                covered[k] += min(end, e.end) - max(start, e.start)
+            k += 1
+        return found
+
+    def on_tokens(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                  toks: Tokens) -> None:
+        start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
+        overlaps = self.overlapping(start, start + rec[1])
+        if not overlaps and self.fast:
+            self.uncovered(i, start, rec[1])
+            return
+        if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
+                                                    overlaps[0]):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), overlaps)
+
+    def on_decoded(self, i: int, fde: FDE) -> None:
+        start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
+        overlaps = self.overlapping(start, start + fde.size)
+        if not overlaps and self.fast:
+            self.uncovered(i, start, fde.size)
+            return
+        self.exact(i, start, fde, overlaps)
+
+    def uncovered(self, i: int, start: int, size: int) -> None:
+        """What _check_fde reports for an FDE no .eh_frame FDE overlaps: nothing to compare."""
+        if size and not _count_only(self.ctx, NO_EH_FDE):
+            self.ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + size:#x}) of this function is "
+                          "covered by no .eh_frame FDE", fde=i, pc=start)
+
+    def exact(self, i: int, start: int, fde: FDE, overlaps: list[EhFde]) -> None:
+        _check_fde(self.ctx, self.facts, i, start, fde, overlaps, self.budget)
+        if self.budget.exhausted:
+            self.ctx.emit(TRUNCATED, f"cross-check stopped at FDE {i} (work bound reached)",
+                          fde=i, pc=start)
+            raise _Stop
+
+
+def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
+               overlaps: list[EhFde], budget: Budget) -> None:
+    h, abi = facts.header, facts.abi
+    end = start + fde.size
+    # Parts of the function no .eh_frame FDE covers.
+    gaps, cursor = [], start
+    for e in sorted(overlaps, key=lambda e: e.start):
+        if e.start > cursor:
+            gaps.append((cursor, min(e.start, end)))
+        cursor = max(cursor, e.end)
+    if cursor < end:
+        gaps.append((cursor, end))
+    if gaps and fde.size and not _count_only(ctx, NO_EH_FDE):
+        a, b = gaps[0]
+        more = f" (and {len(gaps) - 1} more range(s))" if len(gaps) > 1 else ""
+        ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "
+                 f"FDE{more}", fde=i, pc=start)
+    limited = [e for e in overlaps if e.limit]
+    if limited:  # a work bound stopped its program: not compared, and said so
+        e = limited[0]
+        ctx.emit(OPAQUE, f"not compared with the .eh_frame FDE at .eh_frame+{e.offset:#x}: "
+                 f"{e.limit}", fde=i, pc=start)
+        overlaps = [e for e in overlaps if not e.limit]
+    mism: dict[str, Mismatch] = {}
+    opaque: list[str] = []
+    compare_fde(i, start, fde.size, fde, h, abi, overlaps, budget, mism, opaque)
+    if opaque:
+        ctx.emit(OPAQUE, f"{len(opaque)} PC range(s) not compared: {opaque[0]}", fde=i, pc=start)
+    generic = {"CFA": CFA_MISMATCH, "RA": RA_MISMATCH, "FP": FP_MISMATCH}
+    for kind in ("CFA", "RA", "FP"):
+        m = mism.get(kind)
+        if m is None:
+            continue
+        claimed = next((c for c in (f(m, facts) for f in CLASSIFIERS) if c), None)
+        show = show_cfa if kind == "CFA" else show_slot
+        a, b = m.first
+        fre_pc = start + fde.fres[m.fre].start if m.fre is not None else None
+        detail = (f"{kind} differs from .eh_frame at {m.ranges} PC range(s), {m.nbytes} "
+                  f"byte(s); first [{a:#x}, {b:#x}): SFrame {show(abi, m.sframe)}, "
+                  f".eh_frame {show(abi, m.eh)}")
+        if claimed:
+            r, note = claimed
+            ctx.emit(r, f"{note}: {detail}", fde=i, pc=start, fre=m.fre, fre_pc=fre_pc)
+        else:
+            ctx.emit(generic[kind], detail, fde=i, pc=start, fre=m.fre, fre_pc=fre_pc)

@@ -1,0 +1,281 @@
+"""The exact comparison of one SFrame FDE with the .eh_frame FDEs overlapping it.
+
+The method (rows merged, intervals compared) is described in the package docstring.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from math import gcd
+from typing import NamedTuple
+
+from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
+from ...format import constants as C
+from ...format.abi import Abi
+from ...format.fre_rules import RegRule, fre_rules, intern
+from ...format.model import FDE, FRE, Header
+from .catalog import Mismatch
+
+# Work bound (the interval bound scales with the section sizes, in cross_check).
+MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
+
+
+class Budget:
+    __slots__ = ("intervals", "expr_pcs", "exhausted", "fre_rules", "expr_values", "steps")
+
+    def __init__(self, intervals: int) -> None:
+        self.intervals = intervals
+        self.expr_pcs = MAX_EXPR_PCS
+        self.exhausted = False
+        # Memo tables: FRE rules and periodic CFA expressions repeat across a section.
+        self.fre_rules: dict = {}
+        self.expr_values: dict = {}
+        self.steps: dict = {}  # id(.eh_frame rows) -> eh_steps of all of them
+
+
+# -- SFrame side ---------------------------------------------------------------------------
+
+class _SRow(NamedTuple):
+    fre: int
+    cfa: RegRule | None  # None: outermost (no data words)
+    ra: Rule
+    fp: Rule
+
+
+def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | None:
+    """(CFA, RA, FP) per FRE, or None when the FREs cannot be read as rules
+    (structural rules report why)."""
+    flex = fde.flex(h.version)
+    rows = []
+    prev = -1
+    for j, fre in enumerate(fde.fres):
+        if fre.start <= prev:
+            return None
+        prev = fre.start
+        if fre.count == 0:
+            if h.version == C.VERSION_1:
+                return None
+            rows.append(_SRow(j, None, UNDEFINED, None))
+            continue
+        key = (flex, fre.info, fre.words)
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = rules_of(h, flex, fre, abi)
+        if got is None:
+            return None
+        rows.append(_SRow(j, *got))
+    return rows
+
+
+def rules_of(h: Header, flex: bool, fre: FRE, abi: Abi) -> tuple | None:
+    """(CFA, RA, FP) of an FRE with data words, interned; None when it cannot be read as
+    rules (the structural rules report why). An RA the ABI keeps at a fixed offset comes
+    from the header."""
+    try:
+        cfa, ra, fp = fre_rules(h, flex, fre, abi)
+    except ValueError:
+        return None
+    if cfa is None:
+        return None
+    if ra is None and abi.ra is None:
+        ra = RegRule(None, h.fixed_ra, True) if h.fixed_ra else None
+    return (intern(cfa), intern(ra), intern(fp))
+
+
+def _rep(fde: FDE, h: Header) -> int:
+    return fde.rep_size if h.version >= C.VERSION_2 else 16  # v1 has no rep_size: ld's 16
+
+
+def _block_points(start: int, fde: FDE, rep: int, lo: int, hi: int) -> list[int]:
+    """PCMASK row boundaries inside [lo, hi)."""
+    out = []
+    first = max(0, (lo - start) // rep)
+    for block in range(start + first * rep, hi, rep):
+        out.extend(block + f.start for f in fde.fres
+                   if f.start < rep and lo <= block + f.start < hi)
+    return out
+
+
+def _srow_at(pc: int, start: int, fde: FDE, h: Header, starts: list[int],
+             rows: list[_SRow]) -> _SRow | None:
+    off = pc - start
+    if fde.pcmask:
+        off %= _rep(fde, h)
+    i = bisect_right(starts, off) - 1
+    return rows[i] if i >= 0 else None
+
+
+# -- comparison ------------------------------------------------------------------------------
+
+def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
+           memo: dict) -> tuple[object, CfiRow] | None:
+    i = bisect_right(pcs, pc) - 1
+    if i < 0:
+        return None
+    row = eh.rows[i]
+    cfa = row.cfa
+    if isinstance(cfa, CfaExpr):
+        # Keyed by identity: decode_eh_frame makes one CfaExpr per distinct expression,
+        # and they live as long as this check.
+        period = memo.get(id(cfa))
+        if period is None:
+            period = memo[id(cfa)] = cfa.period(pc_reg) or 0
+        if period:  # the value depends on pc & (period - 1) only
+            key = (id(cfa), pc & (period - 1))
+            value = memo.get(key)
+            if value is None:
+                value = memo[key] = cfa.at(pc, pc_reg)
+            return value, row
+        return cfa.at(pc, pc_reg), row
+    return cfa, row
+
+
+def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
+             pc_reg: int | None, budget: Budget) -> list[tuple[int, int, list[int]]] | None:
+    """(from, to, points) ranges to compare, each point starting a constant-rule interval.
+
+    Every .eh_frame row gives one window. Inside it, a rule that is constant (or a CFA
+    expression periodic in the PC, like the PLT's) against PCINC rows changes only at FRE
+    starts, and against PCMASK rows repeats with the block: so a window of one joint period
+    shows every pair of rules that occurs, and the rest of the row adds nothing new. Other
+    expressions are evaluated PC by PC, within the work budget.
+    """
+    out = []
+    rep = _rep(fde, h) if fde.pcmask else 0
+    if fde.pcmask and rep <= 0:
+        return None
+    fre_pcs = [] if fde.pcmask else [start + f.start for f in fde.fres]
+    for k, r in enumerate(eh.rows):
+        x = max(lo, r.pc)
+        y = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
+        if x >= y:
+            continue
+        period = 1
+        if isinstance(r.cfa, CfaExpr):
+            period = budget.expr_values.get(id(r.cfa))
+            if period is None:
+                period = budget.expr_values[id(r.cfa)] = r.cfa.period(pc_reg) or 0
+        if fde.pcmask:
+            if period:
+                y = min(y, x + rep * period // gcd(rep, period))
+            pts = _block_points(start, fde, rep, x, y)
+        else:
+            pts = [p for p in fre_pcs if x < p < y]
+        pts.append(x)
+        if isinstance(r.cfa, CfaExpr):
+            # per PC: the whole row, or one period after each SFrame boundary
+            marks = sorted(set(pts))
+            spans = ([(x, y)] if not period else
+                     [(m, min(y, m + period, n)) for m, n in zip(marks, marks[1:] + [y],
+                                                                 strict=True)])
+            for sx, sy in spans:
+                budget.expr_pcs -= sy - sx
+                if budget.expr_pcs < 0:
+                    budget.exhausted = True
+                    return None
+                pts.extend(range(sx, sy))
+        pts = sorted(set(pts))
+        budget.intervals -= len(pts)
+        if budget.intervals < 0:
+            budget.exhausted = True
+            return None
+        out.append((x, y, pts))
+    return out
+
+
+def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
+                 overlaps: Sequence[EhFde], budget: Budget,
+                 out: dict[str, Mismatch], opaque: list[str]) -> None:
+    rows = _sframe_rows(h, fde, abi, budget.fre_rules)
+    if not rows:
+        return
+    if len(overlaps) == 1 and _same_rows(start, size, fde, rows, overlaps[0], budget.steps):
+        return  # the common case, decided without walking intervals
+    starts = [f.start for f in fde.fres]
+    pc_reg = abi.pc
+    end = start + size
+    for eh in overlaps:
+        lo, hi = max(start, eh.start), min(end, eh.end)
+        if lo >= hi or not eh.rel:
+            continue
+        pcs = [r.pc for r in eh.rows]
+        windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
+        if windows is None:
+            return
+        for _x, y, pts in windows:
+            for n, p in enumerate(pts):
+                q = pts[n + 1] if n + 1 < len(pts) else y
+                _compare_at(p, q, i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget,
+                            out, opaque)
+
+
+def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,
+               memo: dict) -> bool:
+    """True when a PCINC FDE and the one .eh_frame FDE covering it list the same rules at
+    the same offsets (after merging repeated rows): then every PC agrees."""
+    if fde.pcmask or eh.start != start or eh.end < start + size or not eh.rel:
+        return False
+    mine: list[tuple[int, tuple]] = []
+    for f, r in zip(fde.fres, rows, strict=True):
+        if f.start >= size:
+            break
+        if r.cfa is None:
+            return False
+        rules = (r.cfa, r.ra, r.fp)
+        if not mine or mine[-1][1] != rules:
+            mine.append((f.start, rules))
+    return mine == eh_steps(eh, size, memo)
+
+
+def eh_steps(eh: EhFde, size: int, memo: dict | None = None) -> list[tuple[int, tuple]] | None:
+    """`eh`'s rows at offsets below `size` as (offset, (CFA, RA, FP)), repeated rules merged;
+    None when a CFA there is not register + offset. Relative rows: no absolute ones built.
+    With `memo` (keyed by the shared rows' identity), computed once per distinct program."""
+    if memo is not None and (not eh.rel or size > eh.rel[-1].pc):
+        got = memo.get(id(eh.rel), memo)
+        if got is memo:
+            got = memo[id(eh.rel)] = eh_steps(eh, size)
+        return got
+    steps: list[tuple[int, tuple]] = []
+    last = None
+    for row in eh.rel:
+        if row.pc >= size:
+            break
+        if not isinstance(row.cfa, RegRule):
+            return None
+        rules = (row.cfa, row.ra, row.fp)
+        if rules != last:
+            steps.append((row.pc, rules))
+            last = rules
+    return steps
+
+
+def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts: list[int],
+                rows: list[_SRow], eh: EhFde, pcs: list[int], pc_reg: int | None,
+                budget: Budget, out: dict[str, Mismatch], opaque: list[str]) -> None:
+    """Compare the rules both sides give for [p, q)."""
+    srow = _srow_at(p, start, fde, h, starts, rows)
+    got = _eh_at(eh, pcs, p, pc_reg, budget.expr_values)
+    if srow is None or got is None:
+        return
+    eh_cfa, erow = got
+    if srow.cfa is None:  # SFrame: outermost frame
+        pairs = [("RA", UNDEFINED, erow.ra)]
+    else:
+        pairs = [("CFA", srow.cfa, eh_cfa), ("RA", srow.ra, erow.ra), ("FP", srow.fp, erow.fp)]
+    for kind, s_rule, e_rule in pairs:
+        if isinstance(e_rule, Opaque):
+            opaque.append(f"{kind} {e_rule.why} at {p:#x}")
+            continue
+        if s_rule is e_rule or s_rule == e_rule:
+            continue
+        m = out.get(kind)
+        if m is None:
+            out[kind] = Mismatch(kind, i, start, (p, q), srow.fre, s_rule, e_rule, 1, q - p)
+        else:
+            if m.first[1] == p and (m.sframe, m.eh) == (s_rule, e_rule) and m.ranges == 1:
+                m.first = (m.first[0], q)
+            else:
+                m.ranges += 1
+            m.nbytes += q - p

@@ -1,0 +1,83 @@
+"""The cross-check's shortcut: FDEs settled from their raw FRE tokens."""
+
+from __future__ import annotations
+
+from itertools import islice
+from operator import lt
+
+from ...dwarf.cfi import EhFde
+from ...format import constants as C
+from ...format.abi import Abi
+from ...format.fre_blocks import Tokens, starts_of, token_fre
+from ...format.model import Header
+from .compare import eh_steps, rules_of
+
+_NO_ROWS, _OUTERMOST = object(), object()
+
+
+class Settle:
+    """Decides from an FDE's raw FRE tokens (format.fre_blocks) when the exact comparison
+    would report nothing, without building FDE or FRE objects: the same answer as
+    _sframe_rows + _same_rows for PCINC FDEs, or "don't know" (then the exact path runs).
+    A large binary is mostly such FDEs, so this is what keeps the cross-check linear
+    and cheap."""
+
+    def __init__(self, h: Header, abi: Abi) -> None:
+        self.h, self.abi = h, abi
+        self.v3 = h.version == C.VERSION_3
+        self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+        # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
+        # shape share both sides; the verdict holds for any size past `reach`.
+        self.verdicts: dict[tuple, tuple[bool, int]] = {}
+
+    def _rules(self, rest: bytes) -> object:
+        h, abi = self.h, self.abi
+        # No data words: the outermost frame (v1 has no such FRE: _sframe_rows gives up).
+        if not (rest[0] >> 1) & 0xF:
+            return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
+        got = rules_of(h, False, token_fre(rest, h.big_endian), abi)
+        return _NO_ROWS if got is None else got
+
+    def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
+              eh: EhFde) -> bool:
+        """True when compare_fde against `eh` alone would find nothing to report."""
+        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or eh.limit:
+            return False  # PCMASK and FLEX FDEs, .eh_frame not run: the exact path
+        if eh.start > start or eh.end < start + size:
+            return False  # a part no .eh_frame FDE covers: the exact path reports it
+        if not toks:
+            return True  # no FREs, no rows to compare
+        key = (asz, id(eh.rel), eh.start == start, *toks)  # eh.rel lives as long as this
+        got = self.verdicts.get(key)
+        if got is not None and size > got[1]:
+            return got[0]
+        verdict = self._quiet(start, size, asz, toks, eh)
+        starts = starts_of(toks, asz, self.h.big_endian)
+        reach = max(max(starts), eh.rel[-1].pc if eh.rel else -1)
+        if size > reach:  # nothing was cut at `size`: the same for every larger size
+            self.verdicts[key] = (verdict, reach)
+        return verdict
+
+    def _quiet(self, start: int, size: int, asz: int, toks: Tokens, eh: EhFde) -> bool:
+        starts = starts_of(toks, asz, self.h.big_endian)
+        if not all(map(lt, starts, islice(starts, 1, None))):
+            return True  # _sframe_rows gives up on unordered FREs (structural rules report)
+        rules = self.rules
+        mine: list[tuple[int, object]] = []
+        last = None
+        for st, (_b, rest) in zip(starts, toks, strict=True):
+            r = rules.get(rest)
+            if r is None:
+                r = rules[rest] = self._rules(rest)
+            if r is _NO_ROWS:
+                return True  # every FRE is read, as _sframe_rows does, even past the end
+            if st >= size or r is last:
+                continue
+            if r is _OUTERMOST:
+                return False
+            if r != last:
+                mine.append((st, r))
+            last = r
+        if eh.start != start or not eh.rel:
+            return False
+        return mine == eh_steps(eh, size)
