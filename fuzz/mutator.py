@@ -160,14 +160,14 @@ def _fre_field(sec: Section, rng: random.Random) -> Section:
     asz = C.FRE_ADDR_SIZE.get(f.fre_type, 4)
     amax = (1 << (8 * asz)) - 1
     if name == "start":
-        cands2 = [0, f.size, max(0, f.size - 1), fre.start + 1, max(0, fre.start - 1), amax,
-                  rng.choice(BOUNDARY32)]
+        cands2 = [0, f.size, max(0, f.size - 1), fre.start + 1, max(0, fre.start - 1), amax]
         if j:
             cands2.append(f.fres[j - 1].start)
-        start = rng.choice(cands2) & 0xFFFFFFFF
-        if start > amax and rng.random() < 0.5:
-            # Widen the FDE's FRE type so the value fits, as an encoder would for such a
-            # function; otherwise it is clamped to the current width below.
+        boundary = rng.random() < 0.3
+        start = rng.choice(BOUNDARY32 if boundary else cands2) & 0xFFFFFFFF
+        if start > amax and boundary:
+            # Widen the FDE's FRE type so the boundary value fits, as an encoder would for
+            # such a function; other values are clamped to the current width below.
             fre_type = next(t for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2, C.FRE_TYPE_ADDR4)
                             if start < 1 << (8 * C.FRE_ADDR_SIZE[t]))
             f = replace(f, info=(f.info & ~0xF) | fre_type)
