@@ -25,6 +25,10 @@ from sfcheck.format.model import FDE, FRE, Section, fre_info, smallest_size_code
 
 INTERESTING32 = (0, 1, 2, 4, 8, 16, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000, 0x7FFFFFFF,
                  0x80000000, 0xFFFFFFFF, 0xFFFFFFFE)
+# Boundary values for unsigned offset/size fields, as fuzzers' "interesting values" move:
+# sign and width boundaries of 8, 16 and 32 bits (the s32/u32 confusions readers make).
+BOUNDARY32 = (0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF,
+              0x80000000, 0xFFFFFFFF)
 INTERESTING_WORDS = (0, 1, -1, 8, -8, 16, -16, 24, 0x7F, -0x80, 0x7FFF, -0x8000, 0x7FFFFFFF,
                      -0x80000000, 3, 5, 0x11, 0x21, 0x31, 160, -160)
 
@@ -127,7 +131,8 @@ def _fde_field(sec: Section, rng: random.Random) -> Section:
                                                  min((1 << (bits - 1)) - 1, new))))
     if name == "size":
         fres = [x.start for x in f.fres]
-        choices = [0, 1, f.size + 1, max(0, f.size - 1), 0xFFFFFFFF, _u32(rng, f.size)]
+        choices = [0, 1, f.size + 1, max(0, f.size - 1), rng.choice(BOUNDARY32),
+                   _u32(rng, f.size)]
         if fres:
             choices += [fres[-1], fres[-1] + 1]
         return _set_fde(sec, i, replace(f, size=rng.choice(choices) & 0xFFFFFFFF))
@@ -158,7 +163,16 @@ def _fre_field(sec: Section, rng: random.Random) -> Section:
         cands2 = [0, f.size, max(0, f.size - 1), fre.start + 1, max(0, fre.start - 1), amax]
         if j:
             cands2.append(f.fres[j - 1].start)
-        new = FRE(min(amax, rng.choice(cands2)), fre.info, fre.words)
+        boundary = rng.random() < 0.3
+        start = rng.choice(BOUNDARY32 if boundary else cands2) & 0xFFFFFFFF
+        if start > amax and boundary:
+            # Widen the FDE's FRE type so the boundary value fits, as an encoder would for
+            # such a function; other values are clamped to the current width below.
+            fre_type = next(t for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2, C.FRE_TYPE_ADDR4)
+                            if start < 1 << (8 * C.FRE_ADDR_SIZE[t]))
+            f = replace(f, info=(f.info & ~0xF) | fre_type)
+            amax = 0xFFFFFFFF
+        new = FRE(min(amax, start), fre.info, fre.words)
     elif name == "base_sp":
         new = FRE(fre.start, fre.info ^ 1, fre.words)
     elif name == "mangled":

@@ -196,3 +196,29 @@ def test_glibc_differential_finds_rep_size_zero_and_agrees_on_corpus() -> None:
     finally:
         if glibc.WORKER is not None and glibc.WORKER.proc is not None:
             glibc.WORKER.proc.kill()
+
+
+def test_mutator_reaches_sign_boundary_fre_starts_from_small_functions() -> None:
+    """The interesting-values move gives FRE starts at the s32 boundary (the 2023 RFC
+    reader's defect #8) even from seeds whose functions are all ADDR1-sized."""
+    from fuzz import mutator
+    from sfcheck.format import constants as C
+    from sfcheck.format.decode import decode
+    from sfcheck.format.encode import encode
+    from sfcheck.format.layout import build_section
+    from sfcheck.format.model import FDE, FRE, fde_info, fre_info
+    fres = (FRE(0, fre_info(True, 1, 0), (8,)), FRE(4, fre_info(True, 1, 0), (16,)))
+    seed = encode(build_section(C.VERSION_1, C.ABI_AMD64_LE, [
+        FDE(0x1000, 0x40, fde_info(C.FRE_TYPE_ADDR1), fres),
+        FDE(0x1040, 0x40, fde_info(C.FRE_TYPE_ADDR1), fres)]))
+    rng = random.Random(11)
+    hits = 0
+    for _ in range(4000):
+        out = mutator.structured(seed, rng, 4096)
+        sec = mutator._decoded(out) if out else None
+        if sec is None:
+            continue
+        hits += any(f.fre_type == C.FRE_TYPE_ADDR4 and any(r.start >= 1 << 31 for r in f.fres)
+                    for f in sec.fdes)
+    assert hits, "no ADDR4 FRE start >= 2^31 in 4000 mutations"
+    assert decode(seed).fdes[0].fre_type == C.FRE_TYPE_ADDR1
