@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import mmap
 import os
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .elf import ElfError, ElfSFrameInfo, load_elf
+from .fileio import InputFileError, map_regular
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MAX_SECTION = 256 << 20  # never read more than this from /proc/PID/mem for one section
@@ -104,17 +106,14 @@ def _open_mem(pid: int) -> int:
                         "as root") from None
 
 
-def _file_bytes(pid: int, m: Mapping) -> bytes:
-    """The mapped file: through /proc/PID/map_files (the very file mapped, even if
+def _file_bytes(pid: int, m: Mapping) -> bytes | mmap.mmap:
+    """The mapped file, mapped read-only (never read whole; regular files only, opened
+    without blocking): through /proc/PID/map_files (the very file mapped, even if
     replaced or deleted since), else by its path."""
     for p in (f"/proc/{pid}/map_files/{m.start:x}-{m.end:x}", m.path):
         try:
-            with open(p, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if st.st_size > 4 * MAX_SECTION:
-                    raise ProcError(f"{m.path}: file too large")
-                return fh.read()
-        except OSError:
+            return map_regular(p)
+        except InputFileError:
             continue
     raise OSError(f"cannot open {m.path}")
 
@@ -166,7 +165,7 @@ def examine(pid: int, profile: str = "kernel") -> list[ObjectReport]:
                 data = _file_bytes(pid, mine[0])
                 info = load_elf(data, name=path)
             except (OSError, ElfError) as exc:
-                if isinstance(exc, ElfError) and not data.startswith(b"\x7fELF"):
+                if isinstance(exc, ElfError) and data[:4] != b"\x7fELF":
                     reports.pop()  # not ELF (locale archives, fonts, caches): not an object
                 else:
                     rep.error = str(exc)
