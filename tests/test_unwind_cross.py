@@ -72,6 +72,11 @@ def _build(arch: str, version: int, opt: str, base: Path, *extra: str) -> Path:
             pytest.skip(f"{tool} is not installed (Debian: gcc-{arch}-linux-gnu, qemu-user)")
     if GDB is None:
         pytest.skip("gdb-multiarch is not installed (Debian package gdb-multiarch)")
+    libc = {"aarch64": "arm64", "s390x": "s390x"}[arch]
+    if not Path(f"/usr/{arch}-linux-gnu/include/stdio.h").exists():
+        # gcc-*-linux-gnu only recommends the cross C library; without it the build fails
+        pytest.skip(f"the {arch} C library headers are not installed (Debian: "
+                    f"libc6-dev-{libc}-cross)")
     flags = []
     if bdir is not None:
         if not (bdir / "as").exists():
@@ -79,7 +84,7 @@ def _build(arch: str, version: int, opt: str, base: Path, *extra: str) -> Path:
                         "corpus/get-toolchains.sh fetches them)")
         flags = [f"-B{bdir}/"]
     out = base / f"{arch}-v{version}{opt}{''.join(extra)}"
-    out.mkdir()
+    out.mkdir(exist_ok=True)  # a failed build of the same key may have left it
     cmd = [cc, *flags, opt, *extra, "-static", "-DTRAP", "-Wa,--gsframe",
            "-fasynchronous-unwind-tables", "-pthread", "-o", str(out / "frames"),
            str(PROGS / "frames.c"), str(PROGS / "shlib.c")]
