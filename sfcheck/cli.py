@@ -172,8 +172,10 @@ SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; given the `command` about to run, it skips what only other
-    commands need (the profile list loads the rule catalogue: `sfcheck dump` need not)."""
+    """The argument parser. Given the `command` about to run, only that command's parser is
+    built: building all of them (the unwinder's and proc's modules, the profile list) is
+    a large part of a small file's check. Without one (--help, the man page, completion)
+    every command is there."""
     parser = argparse.ArgumentParser(
         prog="sfcheck", description="Validate, dump and unwind with SFrame stack-trace sections. "
         "`sfcheck FILE...` means `sfcheck check FILE...`.",
@@ -182,6 +184,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                "70 internal error (a bug in sfcheck), 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
+                "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
+                "proc": _add_proc}
+    for name in builders if command is None else (command,):  # --help lists them in this order
+        builders[name](sub)
+    return parser
+
+
+def _add_dump(sub: argparse._SubParsersAction) -> None:
     dump = sub.add_parser(
         "dump", help="print SFrame sections as `objdump --sframe` does",
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
@@ -199,6 +210,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            ".rela.sframe (what readelf 2.44 and older print)")
     dump.set_defaults(func=cmd_dump)
 
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
     check = sub.add_parser(
         "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -251,20 +264,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     add_display_options(check)
-    if command in (None, "check"):
-        from .profiles import PROFILE_NAMES
-    else:
-        PROFILE_NAMES = None  # noqa: N806  (this parser will not parse `check` arguments)
+    from .profiles import PROFILE_NAMES
     check.add_argument("--profile", choices=PROFILE_NAMES, default="strict",
                        help="judge as this reader would (default strict: every rule); "
                             "see `sfcheck profiles`")
     check.set_defaults(func=cmd_check)
 
+
+def _add_rules(sub: argparse._SubParsersAction) -> None:
     rules = sub.add_parser("rules", help="list the rules by group")
     rules.set_defaults(func=cmd_rules)
+
+
+def _add_explain(sub: argparse._SubParsersAction) -> None:
     explain = sub.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="RULE-ID")
     explain.set_defaults(func=cmd_explain)
+
+
+def _add_profiles(sub: argparse._SubParsersAction) -> None:
     profiles = sub.add_parser(
         "profiles", help="list the consumer profiles (--profile) with their sources",
         description="Print what each reader accepts and rejects, the rules it turns on and "
@@ -272,11 +290,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
     profiles.set_defaults(func=cmd_profiles)
 
-    from .unwind.cli import add_parser as add_unwind_parser
-    add_unwind_parser(sub)
-    from .proc import add_parser as add_proc_parser
-    add_proc_parser(sub)
-    return parser
+
+def _add_unwind(sub: argparse._SubParsersAction) -> None:
+    from .unwind.cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_proc(sub: argparse._SubParsersAction) -> None:
+    from .proc import add_parser
+
+    add_parser(sub)
 
 
 def suggest_command(word: str) -> str | None:
