@@ -39,8 +39,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .inputs import Limits, read_path_list
     from .result import Severity
     from .scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
-    from .waivers import WaiverError, apply_waivers, load_waivers
 
+    if args.waivers:  # the waivers module (tomllib, dataclasses) only when asked for
+        from .waivers import WaiverError, apply_waivers, load_waivers
+    else:
+        WaiverError = ValueError  # noqa: N806  (load_waivers is not called: nothing to catch)
     options = Options(enable=set(args.enable), disable=set(args.disable),
                       require_sframe=args.require_sframe, profile=args.profile)
     try:
@@ -59,7 +62,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
                         progress=progress_stream(args.quiet))
     result = scan(paths, config)
-    result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
+    if waivers:
+        result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
     status = EXIT_OK
     for res in result.files:
@@ -305,11 +309,11 @@ def _add_proc(sub: argparse._SubParsersAction) -> None:
 
 def suggest_command(word: str) -> str | None:
     """The subcommand a mistyped first argument was probably meant to be."""
-    import difflib
     import os
 
     if word.startswith("-") or os.path.lexists(word) or "/" in word or "." in word:
         return None
+    import difflib
     close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -6,11 +6,10 @@ the module that holds it, imported only when that format is asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..record import Record
 from ..result import Result, Severity
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     from typing import TextIO
 
