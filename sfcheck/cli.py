@@ -4,6 +4,7 @@ commands; `dump` is in cli_dump.py, report writing and display options in cli_ou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -175,13 +176,44 @@ def profile_table() -> list[str]:
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
 
 
+def _terminal_columns() -> int:
+    """What shutil.get_terminal_size() gives as columns: $COLUMNS, else stdout's terminal,
+    else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter at the same width, without importing shutil (and with it bz2,
+    lzma, zlib): argparse makes one for every argument added, so every run paid for it."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    pass
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser. Given the `command` about to run, only that command's parser is
     built: building all of them (the unwinder's and proc's modules, the profile list) is
     a large part of a small file's check. Without one (--help, the man page, completion)
     every command is there."""
     parser = argparse.ArgumentParser(
-        prog="sfcheck", description="Validate, dump and unwind with SFrame stack-trace sections. "
+        prog="sfcheck", formatter_class=_Formatter,
+        description="Validate, dump and unwind with SFrame stack-trace sections. "
         "`sfcheck FILE...` means `sfcheck check FILE...`.",
         epilog="Exit status: 0 success, 1 findings or undecodable SFrame data, "
                "2 usage error or unreadable/non-ELF file or unwritable report, "
@@ -198,7 +230,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _add_dump(sub: argparse._SubParsersAction) -> None:
     dump = sub.add_parser(
-        "dump", help="print SFrame sections as `objdump --sframe` does",
+        "dump", help="print SFrame sections as `objdump --sframe` does", formatter_class=_Formatter,
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
                     "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
                     "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
@@ -218,7 +250,7 @@ def _add_dump(sub: argparse._SubParsersAction) -> None:
 def _add_check(sub: argparse._SubParsersAction) -> None:
     check = sub.add_parser(
         "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawDescriptionFormatter,
         description="Check every SFrame section of each ELF file and print findings as\n"
                     "`PATH: SEVERITY: [RULE-ID] location: message`.\n"
                     "FILE may be an ELF file, a directory (searched recursively; files that "
@@ -276,12 +308,12 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_rules(sub: argparse._SubParsersAction) -> None:
-    rules = sub.add_parser("rules", help="list the rules by group")
+    rules = sub.add_parser("rules", help="list the rules by group", formatter_class=_Formatter)
     rules.set_defaults(func=cmd_rules)
 
 
 def _add_explain(sub: argparse._SubParsersAction) -> None:
-    explain = sub.add_parser("explain", help="explain one rule")
+    explain = sub.add_parser("explain", help="explain one rule", formatter_class=_Formatter)
     explain.add_argument("rule", metavar="RULE-ID")
     explain.set_defaults(func=cmd_explain)
 
@@ -289,6 +321,7 @@ def _add_explain(sub: argparse._SubParsersAction) -> None:
 def _add_profiles(sub: argparse._SubParsersAction) -> None:
     profiles = sub.add_parser(
         "profiles", help="list the consumer profiles (--profile) with their sources",
+        formatter_class=_Formatter,
         description="Print what each reader accepts and rejects, the rules it turns on and "
                     "the severities it changes, each with the source it comes from.")
     profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
@@ -309,8 +342,6 @@ def _add_proc(sub: argparse._SubParsersAction) -> None:
 
 def suggest_command(word: str) -> str | None:
     """The subcommand a mistyped first argument was probably meant to be."""
-    import os
-
     if word.startswith("-") or os.path.lexists(word) or "/" in word or "." in word:
         return None
     import difflib
@@ -360,8 +391,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _complete() -> None:
     """Shell completion (argcomplete, optional): only when the shell asks, so a normal run
     never imports it. `eval "$(register-python-argcomplete sfcheck)"` turns it on."""
-    import os
-
     if "_ARGCOMPLETE" not in os.environ:
         return
     try:
