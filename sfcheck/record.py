@@ -16,13 +16,18 @@ slots: the constructor's arguments; further slots hold values derived from them)
 * `repr` is a dataclass's: `Name(field=value, ...)` over the fields in `shown=` (default all).
 * `dataclasses.replace`, `asdict`, `fields` and `is_dataclass` work on a record (the JSON
   report, waivers and tests use them): its `__dataclass_fields__` is built on first
-  access, which is the only time `dataclasses` is imported.
+  access, which is the only time `dataclasses` is imported. `record.replace` does what
+  `dataclasses.replace` does without importing it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _LazyDataclassFields:
@@ -82,3 +87,17 @@ class Record:
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
         return f"{self.__class__.__qualname__}({fields})"
+
+
+def replace(obj: Any, /, **changes: object) -> Any:
+    """`dataclasses.replace` for a record (without importing dataclasses); a dataclass is
+    handed to it."""
+    fields: tuple[str, ...] | None = getattr(obj.__class__, "_fields", None)
+    if fields is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"{obj.__class__.__qualname__} has no field {name!r}")
+    return obj.__class__(**{n: changes[n] if n in changes else getattr(obj, n) for n in fields})
