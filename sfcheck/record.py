@@ -1,4 +1,5 @@
-"""Plain value classes for the modules every `sfcheck FILE` imports, instead of dataclasses.
+"""Plain value classes for the modules every `sfcheck FILE` imports, instead of dataclasses
+(and `NamedTuple`, the class syntax of typing.NamedTuple without importing typing).
 
 Creating a dataclass costs about a millisecond at import (it compiles its generated
 methods), and importing `dataclasses` pulls in inspect, ast and tokenize: together most
@@ -101,3 +102,38 @@ def replace(obj: Any, /, **changes: object) -> Any:
         if name not in fields:
             raise TypeError(f"{obj.__class__.__qualname__} has no field {name!r}")
     return obj.__class__(**{n: changes[n] if n in changes else getattr(obj, n) for n in fields})
+
+
+class _NamedTupleMeta(type):
+    """Makes `class Row(NamedTuple): pc: int; ...` a collections.namedtuple with those
+    fields (defaults from the class body), plus the body's methods and docstring: what
+    typing.NamedTuple makes, without importing typing (2-3 ms of every start-up)."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:
+        from collections import namedtuple
+
+        if "__annotations__" not in ns:
+            raise TypeError(f"{name}: record.NamedTuple reads the class annotations "
+                            "(the module needs `from __future__ import annotations`)")
+        fields = list(ns["__annotations__"])
+        defaults = [ns[f] for f in fields if f in ns]
+        if any(f in ns for f in fields[:len(fields) - len(defaults)]):
+            raise TypeError(f"{name}: a field without a default follows one with a default")
+        cls = namedtuple(name, fields, defaults=defaults, module=ns["__module__"])
+        for key, value in ns.items():
+            if key not in fields and key not in ("__module__", "__qualname__",
+                                                 "__annotations__"):
+                setattr(cls, key, value)
+        cls.__qualname__ = ns.get("__qualname__", name)
+        return cls
+
+
+_NamedTupleBase = type.__new__(_NamedTupleMeta, "NamedTuple", (), {})
+
+
+def NamedTuple() -> None:  # noqa: N802  (spelled as typing's)
+    """Base of a named tuple class (`class Row(NamedTuple): ...`), as typing.NamedTuple."""
+    raise TypeError("use NamedTuple as the base of a class")
+
+
+NamedTuple.__mro_entries__ = lambda bases: (_NamedTupleBase,)  # type: ignore[attr-defined]
