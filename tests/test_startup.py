@@ -35,7 +35,7 @@ def _modules_after(argv: list[str]) -> set[str]:
 # Issue 16: what start-up itself imported for nothing. Each is absent after a plain check
 # (text report, one ELF file); see sfcheck/record.py and cli.build_parser.
 NOT_FOR_START_UP = [
-    "dataclasses", "inspect", "ast", "tokenize", "dis",  # sfcheck.record instead
+    "dataclasses", "inspect", "ast", "tokenize", "dis", "typing",  # sfcheck.record instead
     "shutil", "bz2", "lzma", "tempfile", "random",  # argparse's formatter, -o, spilling
     "difflib", "sfcheck.waivers",  # a mistyped command, --waivers
     "sfcheck.unwind", "sfcheck.proc", "sfcheck.cli_dump",  # other commands' parsers
