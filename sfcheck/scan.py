@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from itertools import count
@@ -316,11 +315,13 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
     runner = _Runner(config, progress)
     seq = count()
     # SIGTERM's default ends the process without clean-up: workers (until the kernel's
-    # PDEATHSIG) and temporary files would outlive it. Only the main thread may set it.
-    main_thread = threading.current_thread() is threading.main_thread()
-    old_term = signal.getsignal(signal.SIGTERM)
-    if main_thread:
-        signal.signal(signal.SIGTERM, _terminated)
+    # PDEATHSIG) and temporary files would outlive it. Only the main thread may set it
+    # (elsewhere signal.signal raises ValueError; asking threading costs its import).
+    try:
+        old_term = signal.signal(signal.SIGTERM, _terminated)
+        main_thread = True
+    except ValueError:
+        main_thread = False
     done = False
     try:
         for index, inp in enumerate(inputs):

@@ -37,6 +37,7 @@ def _modules_after(argv: list[str]) -> set[str]:
 NOT_FOR_START_UP = [
     "dataclasses", "inspect", "ast", "tokenize", "dis", "typing",  # sfcheck.record instead
     "shutil", "bz2", "lzma", "tempfile", "random",  # argparse's formatter, -o, spilling
+    "threading",  # scan: signal.signal itself says whether this is the main thread
     "difflib", "sfcheck.waivers",  # a mistyped command, --waivers
     "sfcheck.unwind", "sfcheck.proc", "sfcheck.cli_dump",  # other commands' parsers
     "sfcheck.report.junit",  # other renderers (json, sarif: above)
