@@ -95,6 +95,9 @@ def test_dump_and_archives_still_load_what_they_need(tmp_path) -> None:
     assert "sfcheck.dump.objdump" in loaded
     # The dump needs neither the rule catalogue nor the profiles (nor the checker).
     assert not {"sfcheck.profiles", "sfcheck.rules", "sfcheck.checker"} & loaded
+    # Nor, for an ELF file, the archive readers (arpy imports dataclasses) or typing.
+    assert not {"sfcheck.inputs.expand", "tarfile", "arpy", "zstandard", "dataclasses",
+                "typing", "shutil"} & loaded
     import tarfile
     tar = tmp_path / "x.tar"
     with tarfile.open(tar, "w") as tf:
