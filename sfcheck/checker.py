@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 from . import rules  # noqa: F401  (registers every rule)
 from .elf import Buffer, ElfError, FuncSymbol, load_elf
 from .format.model import Header
 from .profiles import PROFILES
+from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
@@ -23,12 +23,15 @@ from .rules.section import check_section
 from .rules.semantic import cross_check
 
 
-@dataclass
-class Options:
-    enable: set[str] = field(default_factory=set)  # rule IDs or groups switched on
-    disable: set[str] = field(default_factory=set)  # rule IDs or groups switched off
-    require_sframe: bool = False
-    profile: str = "strict"  # a consumer profile name (sfcheck.profiles)
+class Options(Record):
+    __slots__ = ("enable", "disable", "require_sframe", "profile")
+
+    def __init__(self, enable: set[str] | None = None, disable: set[str] | None = None,
+                 require_sframe: bool = False, profile: str = "strict") -> None:
+        self.enable = set() if enable is None else enable  # rule IDs or groups switched on
+        self.disable = set() if disable is None else disable  # rule IDs or groups switched off
+        self.require_sframe = require_sframe
+        self.profile = profile  # a consumer profile name (sfcheck.profiles)
 
     def enabled(self, rule: Rule) -> bool:
         if rule.id in self.enable:

@@ -4,6 +4,7 @@ commands; `dump` is in cli_dump.py, report writing and display options in cli_ou
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -39,8 +40,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .inputs import Limits, read_path_list
     from .result import Severity
     from .scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
-    from .waivers import WaiverError, apply_waivers, load_waivers
 
+    if args.waivers:  # the waivers module (tomllib, dataclasses) only when asked for
+        from .waivers import WaiverError, apply_waivers, load_waivers
+    else:
+        WaiverError = ValueError  # noqa: N806  (load_waivers is not called: nothing to catch)
     options = Options(enable=set(args.enable), disable=set(args.disable),
                       require_sframe=args.require_sframe, profile=args.profile)
     try:
@@ -59,7 +63,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
                         progress=progress_stream(args.quiet))
     result = scan(paths, config)
-    result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
+    if waivers:
+        result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
     status = EXIT_OK
     for res in result.files:
@@ -171,19 +176,61 @@ def profile_table() -> list[str]:
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
 
 
+def _terminal_columns() -> int:
+    """What shutil.get_terminal_size() gives as columns: $COLUMNS, else stdout's terminal,
+    else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter at the same width, without importing shutil (and with it bz2,
+    lzma, zlib): argparse makes one for every argument added, so every run paid for it."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    pass
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; given the `command` about to run, it skips what only other
-    commands need (the profile list loads the rule catalogue: `sfcheck dump` need not)."""
+    """The argument parser. Given the `command` about to run, only that command's parser is
+    built: building all of them (the unwinder's and proc's modules, the profile list) is
+    a large part of a small file's check. Without one (--help, the man page, completion)
+    every command is there."""
     parser = argparse.ArgumentParser(
-        prog="sfcheck", description="Validate, dump and unwind with SFrame stack-trace sections. "
+        prog="sfcheck", formatter_class=_Formatter,
+        description="Validate, dump and unwind with SFrame stack-trace sections. "
         "`sfcheck FILE...` means `sfcheck check FILE...`.",
         epilog="Exit status: 0 success, 1 findings or undecodable SFrame data, "
                "2 usage error or unreadable/non-ELF file or unwritable report, "
                "70 internal error (a bug in sfcheck), 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
+                "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
+                "proc": _add_proc}
+    for name in builders if command is None else (command,):  # --help lists them in this order
+        builders[name](sub)
+    return parser
+
+
+def _add_dump(sub: argparse._SubParsersAction) -> None:
     dump = sub.add_parser(
-        "dump", help="print SFrame sections as `objdump --sframe` does",
+        "dump", help="print SFrame sections as `objdump --sframe` does", formatter_class=_Formatter,
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
                     "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
                     "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
@@ -199,9 +246,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                            ".rela.sframe (what readelf 2.44 and older print)")
     dump.set_defaults(func=cmd_dump)
 
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
     check = sub.add_parser(
         "check", help="lint SFrame sections (the default command: `sfcheck FILE...`)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawDescriptionFormatter,
         description="Check every SFrame section of each ELF file and print findings as\n"
                     "`PATH: SEVERITY: [RULE-ID] location: message`.\n"
                     "FILE may be an ELF file, a directory (searched recursively; files that "
@@ -251,41 +300,51 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     add_display_options(check)
-    if command in (None, "check"):
-        from .profiles import PROFILE_NAMES
-    else:
-        PROFILE_NAMES = None  # noqa: N806  (this parser will not parse `check` arguments)
+    from .profiles import PROFILE_NAMES
     check.add_argument("--profile", choices=PROFILE_NAMES, default="strict",
                        help="judge as this reader would (default strict: every rule); "
                             "see `sfcheck profiles`")
     check.set_defaults(func=cmd_check)
 
-    rules = sub.add_parser("rules", help="list the rules by group")
+
+def _add_rules(sub: argparse._SubParsersAction) -> None:
+    rules = sub.add_parser("rules", help="list the rules by group", formatter_class=_Formatter)
     rules.set_defaults(func=cmd_rules)
-    explain = sub.add_parser("explain", help="explain one rule")
+
+
+def _add_explain(sub: argparse._SubParsersAction) -> None:
+    explain = sub.add_parser("explain", help="explain one rule", formatter_class=_Formatter)
     explain.add_argument("rule", metavar="RULE-ID")
     explain.set_defaults(func=cmd_explain)
+
+
+def _add_profiles(sub: argparse._SubParsersAction) -> None:
     profiles = sub.add_parser(
         "profiles", help="list the consumer profiles (--profile) with their sources",
+        formatter_class=_Formatter,
         description="Print what each reader accepts and rejects, the rules it turns on and "
                     "the severities it changes, each with the source it comes from.")
     profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
     profiles.set_defaults(func=cmd_profiles)
 
-    from .unwind.cli import add_parser as add_unwind_parser
-    add_unwind_parser(sub)
-    from .proc import add_parser as add_proc_parser
-    add_proc_parser(sub)
-    return parser
+
+def _add_unwind(sub: argparse._SubParsersAction) -> None:
+    from .unwind.cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_proc(sub: argparse._SubParsersAction) -> None:
+    from .proc import add_parser
+
+    add_parser(sub)
 
 
 def suggest_command(word: str) -> str | None:
     """The subcommand a mistyped first argument was probably meant to be."""
-    import difflib
-    import os
-
     if word.startswith("-") or os.path.lexists(word) or "/" in word or "." in word:
         return None
+    import difflib
     close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
     return close[0] if close else None
 
@@ -332,8 +391,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _complete() -> None:
     """Shell completion (argcomplete, optional): only when the shell asks, so a normal run
     never imports it. `eval "$(register-python-argcomplete sfcheck)"` turns it on."""
-    import os
-
     if "_ARGCOMPLETE" not in os.environ:
         return
     try:

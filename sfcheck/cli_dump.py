@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from . import __version__
 from .report.escape import escape  # names never forge lines (README: Report integrity)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     from .elf import ElfSFrameInfo
 
@@ -83,7 +83,7 @@ def dump_inputs(paths: Sequence[str], raw: bool, out: _Out
                 ) -> Iterator[tuple[str, str | bytes]]:
     """(label, path or bytes) for every ELF image the arguments name, as `check` finds
     them: files, directories (non-ELF files skipped), and .deb/.rpm/.a/tar members."""
-    from .inputs import HEAD_SIZE, ArchiveError, Limits, archive_members, classify, walk
+    from .inputs import HEAD_SIZE, ArchiveError, Limits, classify, walk
     from .result import Skipped
 
     skipped = Skipped()
@@ -101,6 +101,8 @@ def dump_inputs(paths: Sequence[str], raw: bool, out: _Out
             out.err(item.path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
             continue
         if kind in ("deb", "rpm", "ar", "tar"):
+            from .inputs import archive_members  # the archive readers: only for an archive
+
             try:
                 for m in archive_members(item.path, kind, Limits(), skipped):
                     yield m.label, m.data

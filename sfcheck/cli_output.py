@@ -9,15 +9,18 @@ with the status the findings give (cli.main).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import stat
 import sys
-import tempfile
-from typing import TextIO
 
-from .result import Result, Severity
+from .result import Severity
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    import argparse
+    from typing import TextIO
+
+    from .result import Result
 
 EXIT_USAGE = 2
 
@@ -107,6 +110,9 @@ def write_report(args: argparse.Namespace, result: Result, status: int) -> int:
 
 
 def _write_file(path: str, write) -> None:  # noqa: ANN001  (a callable taking the stream)
+    import contextlib
+    import tempfile  # only for -o FILE: it imports shutil, random, bz2, lzma
+
     if not _regular_or_missing(path):
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
             write(f)

@@ -24,8 +24,6 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal
 
 from sfcheck.elfmodel import (
     CfiView,
@@ -38,7 +36,12 @@ from sfcheck.elfmodel import (
 )
 from sfcheck.errors import ElfError
 from sfcheck.fileio import InputFileError, map_regular, open_regular
+from sfcheck.record import Record
 from sfcheck.result import CUT_MARK, clip
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Literal
 
 __all__ = [
     "PT_GNU_SFRAME",
@@ -145,34 +148,29 @@ _PARSE_ERRORS = (
 )
 
 
-@dataclass(frozen=True)
-class _Shdr:
+class _Shdr(Record, frozen=True):
     """A section header as stored (all fields numeric)."""
 
-    index: int
-    name_off: int
-    type: int
-    flags: int
-    addr: int
-    offset: int
-    size: int
-    link: int
-    info: int
-    entsize: int
-    addralign: int = 0
+    __slots__ = ("index", "name_off", "type", "flags", "addr", "offset", "size", "link",
+                 "info", "entsize", "addralign")
+
+    def __init__(self, index: int, name_off: int, type: int, flags: int,  # noqa: A002
+                 addr: int, offset: int, size: int, link: int, info: int, entsize: int,
+                 addralign: int = 0) -> None:
+        self.index, self.name_off, self.type, self.flags = index, name_off, type, flags
+        self.addr, self.offset, self.size, self.link = addr, offset, size, link
+        self.info, self.entsize, self.addralign = info, entsize, addralign
 
 
-@dataclass(frozen=True)
-class _Phdr:
+class _Phdr(Record, frozen=True):
     """A program header as stored."""
 
-    index: int
-    type: int
-    flags: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
+    __slots__ = ("index", "type", "flags", "offset", "vaddr", "filesz", "memsz")
+
+    def __init__(self, index: int, type: int, flags: int, offset: int,  # noqa: A002
+                 vaddr: int, filesz: int, memsz: int) -> None:
+        self.index, self.type, self.flags, self.offset = index, type, flags, offset
+        self.vaddr, self.filesz, self.memsz = vaddr, filesz, memsz
 
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap

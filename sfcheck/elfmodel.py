@@ -4,48 +4,58 @@ context the checker and the unwinder need (text ranges, load segments, symbols, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .record import Record
 
 
-@dataclass(frozen=True)
-class TextRange:
+class TextRange(Record, frozen=True):
     """An executable address range FDEs may point into."""
 
-    name: str  # section name, or "PT_LOAD[i]" (i = program header index)
-    start: int
-    end: int  # exclusive
+    __slots__ = ("name", "start", "end")
+
+    def __init__(self, name: str, start: int, end: int) -> None:
+        self.name = name  # section name, or "PT_LOAD[i]" (i = program header index)
+        self.start = start
+        self.end = end  # exclusive
 
 
-@dataclass(frozen=True)
-class SFrameSection:
+class SFrameSection(Record, frozen=True):
     """An SFrame section, with its bytes (relocated in ET_REL files)."""
 
-    name: str
-    index: int
-    sh_type: int  # SHT_PROGBITS before binutils 2.45, SHT_GNU_SFRAME after
-    sh_flags: int
-    vma: int
-    offset: int
-    size: int
-    data: bytes  # relocated contents (== raw_data for linked files)
-    relocations: int  # number of relocations applied
-    raw_data: bytes  # contents as stored in the file
-    # Index of the PT_GNU_SFRAME program header this stands for when there is no section
-    # header for those bytes (name "PT_GNU_SFRAME[i]"), else None.
-    segment: int | None = None
-    nobits: bool = False  # SHT_NOBITS: no bytes in this file (a separate debug file)
+    # `segment`: index of the PT_GNU_SFRAME program header this stands for when there is
+    # no section header for those bytes (name "PT_GNU_SFRAME[i]"), else None.
+    __slots__ = ("name", "index", "sh_type", "sh_flags", "vma", "offset", "size", "data",
+                 "relocations", "raw_data", "segment", "nobits")
+
+    def __init__(self, name: str, index: int, sh_type: int, sh_flags: int, vma: int,
+                 offset: int, size: int, data: bytes, relocations: int, raw_data: bytes,
+                 segment: int | None = None, nobits: bool = False) -> None:
+        self.name = name
+        self.index = index
+        self.sh_type = sh_type  # SHT_PROGBITS before binutils 2.45, SHT_GNU_SFRAME after
+        self.sh_flags = sh_flags
+        self.vma = vma
+        self.offset = offset
+        self.size = size
+        self.data = data  # relocated contents (== raw_data for linked files)
+        self.relocations = relocations  # number of relocations applied
+        self.raw_data = raw_data  # contents as stored in the file
+        self.segment = segment
+        self.nobits = nobits  # SHT_NOBITS: no bytes in this file (a separate debug file)
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(Record, frozen=True):
     """The program header fields sfcheck reads (flags: PF_X=1, PF_W=2, PF_R=4)."""
 
-    index: int
-    offset: int
-    vaddr: int
-    filesz: int
-    memsz: int
-    flags: int
+    __slots__ = ("index", "offset", "vaddr", "filesz", "memsz", "flags")
+
+    def __init__(self, index: int, offset: int, vaddr: int, filesz: int, memsz: int,
+                 flags: int) -> None:
+        self.index = index
+        self.offset = offset
+        self.vaddr = vaddr
+        self.filesz = filesz
+        self.memsz = memsz
+        self.flags = flags
 
 
 class SFrameSegment(Segment):
@@ -56,17 +66,18 @@ class LoadSegment(Segment):
     """A PT_LOAD program header."""
 
 
-@dataclass(frozen=True)
-class FuncSymbol:
+class FuncSymbol(Record, frozen=True):
     """A function symbol, for naming code in findings."""
 
-    addr: int
-    size: int
-    name: str
+    __slots__ = ("addr", "size", "name")
+
+    def __init__(self, addr: int, size: int, name: str) -> None:
+        self.addr = addr
+        self.size = size
+        self.name = name
 
 
-@dataclass(frozen=True)
-class CfiView:
+class CfiView(Record, frozen=True):
     """`.eh_frame` and the SFrame sections relocated against one address layout.
 
     In linked files that is the file's own layout.  In a ``.o`` every section
@@ -75,35 +86,51 @@ class CfiView:
     sections are relocated against it, which keeps their PCs comparable.
     """
 
-    eh_frame: bytes | None  # None: the file has no .eh_frame
-    eh_frame_vma: int
-    sframe: tuple[tuple[int, bytes], ...]  # per ElfSFrameInfo.sections: (vma, data)
-    symbols: tuple[FuncSymbol, ...]  # sorted by address
-    text_ranges: tuple[TextRange, ...]
-    error: str | None = None  # why .eh_frame could not be prepared
+    __slots__ = ("eh_frame", "eh_frame_vma", "sframe", "symbols", "text_ranges", "error")
+
+    def __init__(self, eh_frame: bytes | None, eh_frame_vma: int,
+                 sframe: tuple[tuple[int, bytes], ...], symbols: tuple[FuncSymbol, ...],
+                 text_ranges: tuple[TextRange, ...], error: str | None = None) -> None:
+        self.eh_frame = eh_frame  # None: the file has no .eh_frame
+        self.eh_frame_vma = eh_frame_vma
+        self.sframe = sframe  # per ElfSFrameInfo.sections: (vma, data)
+        self.symbols = symbols  # sorted by address
+        self.text_ranges = text_ranges
+        self.error = error  # why .eh_frame could not be prepared
 
 
-@dataclass(frozen=True)
-class ElfSFrameInfo:
+class ElfSFrameInfo(Record, frozen=True):
     """Everything the SFrame checker needs to know about one ELF file."""
 
-    path: str
-    e_type: str
-    e_machine: str
-    machine: int
-    little_endian: bool
-    elfclass: int
-    sections: tuple[SFrameSection, ...]
-    sframe_segments: tuple[SFrameSegment, ...]
-    load_segments: tuple[LoadSegment, ...]
-    text_ranges: tuple[TextRange, ...]
-    cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
-    # Function symbols at their stored st_value (what findings' PCs are named with),
-    # sorted; read only for files with SFrame data, and () when the tables are unusable.
-    symbols: tuple[FuncSymbol, ...] = ()
-    # A separate debug file (objcopy --only-keep-debug): every allocated section except
-    # notes is SHT_NOBITS, so section and segment headers describe bytes not in this file.
-    debug_only: bool = False
-    sframe_sections_total: int = 0  # SFrame sections found (sections holds at most the cap)
-    # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes).
-    segment_tails: tuple[tuple[int, bytes], ...] = field(default=())
+    __slots__ = ("path", "e_type", "e_machine", "machine", "little_endian", "elfclass",
+                 "sections", "sframe_segments", "load_segments", "text_ranges", "cfi",
+                 "symbols", "debug_only", "sframe_sections_total", "segment_tails")
+
+    def __init__(self, path: str, e_type: str, e_machine: str, machine: int,
+                 little_endian: bool, elfclass: int, sections: tuple[SFrameSection, ...],
+                 sframe_segments: tuple[SFrameSegment, ...],
+                 load_segments: tuple[LoadSegment, ...], text_ranges: tuple[TextRange, ...],
+                 cfi: CfiView | None = None, symbols: tuple[FuncSymbol, ...] = (),
+                 debug_only: bool = False, sframe_sections_total: int = 0,
+                 segment_tails: tuple[tuple[int, bytes], ...] = ()) -> None:
+        self.path = path
+        self.e_type = e_type
+        self.e_machine = e_machine
+        self.machine = machine
+        self.little_endian = little_endian
+        self.elfclass = elfclass
+        self.sections = sections
+        self.sframe_segments = sframe_segments
+        self.load_segments = load_segments
+        self.text_ranges = text_ranges
+        self.cfi = cfi  # only when load_elf(..., cfi=True)
+        # Function symbols at their stored st_value (what findings' PCs are named with),
+        # sorted; read only for files with SFrame data, and () when the tables are unusable.
+        self.symbols = symbols
+        # A separate debug file (objcopy --only-keep-debug): every allocated section except
+        # notes is SHT_NOBITS, so section and segment headers describe bytes not in this file.
+        self.debug_only = debug_only
+        # SFrame sections found (sections holds at most the cap)
+        self.sframe_sections_total = sframe_sections_total
+        # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes)
+        self.segment_tails = segment_tails

@@ -18,9 +18,8 @@ from, kept in one place so `sfcheck profiles` and the consumer rules read one ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .format import constants as C
+from .record import Record
 from .result import Severity
 
 # Sources (repo:path@commit, or a lore Message-ID). Read mid-2026.
@@ -60,37 +59,55 @@ def flag_names(flags: int) -> str:
     return "|".join(names + ([f"{rest:#x}"] if rest else [])) or "none"
 
 
-@dataclass(frozen=True)
-class Fact:
-    text: str
-    source: str
+class Fact(Record, frozen=True):
+    __slots__ = ("text", "source")
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
 
 
-@dataclass(frozen=True)
-class Override:
-    severity: Severity | None  # None: the finding is not reported under this profile
-    why: str
-    source: str
+class Override(Record, frozen=True):
+    __slots__ = ("severity", "why", "source")
+
+    def __init__(self, severity: Severity | None, why: str, source: str) -> None:
+        self.severity = severity  # None: the finding is not reported under this profile
+        self.why = why
+        self.source = source
 
 
-@dataclass(frozen=True, eq=False)
-class Profile:
-    name: str
-    title: str
-    reader: str  # how findings name the reader: "the kernel (V3 series)"
-    sources: tuple[str, ...] = ()
-    versions: frozenset[int] = frozenset(C.VERSIONS)
-    required_flags: dict[int, int] = field(default_factory=dict)  # version -> flag bits
-    ignores_fdeoff: bool = False  # FDE array assumed right after the header
-    ignores_freoff: bool = False  # FRE sub-section assumed right after the FDE array
-    rejects_auxhdr: bool = False
-    rejects_empty: bool = False  # num_fdes == 0 or num_fres == 0
-    increasing_starts: bool = False  # equal function starts rejected
-    one_text_segment: bool = False  # every FDE must start in the same PF_X segment
-    consumer: dict[str, Fact] = field(default_factory=dict)  # consumer rule ID -> why it fires
-    overrides: dict[str, Override] = field(default_factory=dict)
-    notes: tuple[Fact, ...] = ()  # what the reader does not check, and other context
-    model: str = ""  # a reader model in sfcheck/readers/ run against the reference table
+class Profile(Record, frozen=True, eq=False):
+    __slots__ = ("name", "title", "reader", "sources", "versions", "required_flags",
+                 "ignores_fdeoff", "ignores_freoff", "rejects_auxhdr", "rejects_empty",
+                 "increasing_starts", "one_text_segment", "consumer", "overrides", "notes",
+                 "model")
+
+    def __init__(self, name: str, title: str, reader: str, sources: tuple[str, ...] = (),
+                 versions: frozenset[int] = frozenset(C.VERSIONS),
+                 required_flags: dict[int, int] | None = None, ignores_fdeoff: bool = False,
+                 ignores_freoff: bool = False, rejects_auxhdr: bool = False,
+                 rejects_empty: bool = False, increasing_starts: bool = False,
+                 one_text_segment: bool = False, consumer: dict[str, Fact] | None = None,
+                 overrides: dict[str, Override] | None = None, notes: tuple[Fact, ...] = (),
+                 model: str = "") -> None:
+        self.name = name
+        self.title = title
+        self.reader = reader  # how findings name the reader: "the kernel (V3 series)"
+        self.sources = sources
+        self.versions = versions
+        # version -> flag bits
+        self.required_flags = {} if required_flags is None else required_flags
+        self.ignores_fdeoff = ignores_fdeoff  # FDE array assumed right after the header
+        self.ignores_freoff = ignores_freoff  # FRE sub-section assumed right after the FDE array
+        self.rejects_auxhdr = rejects_auxhdr
+        self.rejects_empty = rejects_empty  # num_fdes == 0 or num_fres == 0
+        self.increasing_starts = increasing_starts  # equal function starts rejected
+        self.one_text_segment = one_text_segment  # every FDE must start in one PF_X segment
+        # consumer rule ID -> why it fires
+        self.consumer = {} if consumer is None else consumer
+        self.overrides = {} if overrides is None else overrides
+        self.notes = notes  # what the reader does not check, and other context
+        self.model = model  # a reader model in sfcheck/readers/ run against the reference table
 
     def severity(self, rule_id: str, severity: Severity) -> Severity | None:
         """The severity a finding of `rule_id` gets under this profile (None: not reported)."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
+
+from .record import Record
 
 # Text taken from the input (symbol, section and member names) is cut to this many
 # characters in findings, with CUT_MARK after it: a hostile name must not make every
@@ -30,18 +31,22 @@ class Severity(IntEnum):
         return cls[text.upper()]
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(Record, frozen=True):
     """Where a finding is: file, then section offset, FDE and FRE (each optional)."""
 
-    path: str
-    section: str | None = None
-    offset: int | None = None  # byte offset in the section
-    fde: int | None = None
-    pc: int | None = None  # the FDE's function start
-    fre: int | None = None
-    fre_pc: int | None = None
-    function: str | None = None  # symbol of the FDE's function, when a scan looked it up
+    __slots__ = ("path", "section", "offset", "fde", "pc", "fre", "fre_pc", "function")
+
+    def __init__(self, path: str, section: str | None = None, offset: int | None = None,
+                 fde: int | None = None, pc: int | None = None, fre: int | None = None,
+                 fre_pc: int | None = None, function: str | None = None) -> None:
+        self.path = path
+        self.section = section
+        self.offset = offset  # byte offset in the section
+        self.fde = fde
+        self.pc = pc  # the FDE's function start
+        self.fre = fre
+        self.fre_pc = fre_pc
+        self.function = function  # symbol of the FDE's function, when a scan looked it up
 
     def describe(self) -> str:
         parts = []
@@ -56,13 +61,16 @@ class Location:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    rule: str
-    severity: Severity
-    message: str
-    location: Location
-    waived: str | None = None  # the waiver's reason, if a waiver covers this finding
+class Finding(Record, frozen=True):
+    __slots__ = ("rule", "severity", "message", "location", "waived")
+
+    def __init__(self, rule: str, severity: Severity, message: str, location: Location,
+                 waived: str | None = None) -> None:
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+        self.location = location
+        self.waived = waived  # the waiver's reason, if a waiver covers this finding
 
     def text(self) -> str:
         where = self.location.describe()
@@ -70,46 +78,59 @@ class Finding:
             f"{where}: {self.message}" if where else self.message)
 
 
-@dataclass(slots=True)
-class SectionSummary:
-    name: str
-    vma: int
-    size: int
-    version: int | None = None
-    abi: int | None = None
-    num_fdes: int | None = None
-    num_fres: int | None = None
-    nobits: bool = False  # SHT_NOBITS (a separate debug file): a header without bytes
+class SectionSummary(Record):
+    __slots__ = ("name", "vma", "size", "version", "abi", "num_fdes", "num_fres", "nobits")
+
+    def __init__(self, name: str, vma: int, size: int, version: int | None = None,
+                 abi: int | None = None, num_fdes: int | None = None,
+                 num_fres: int | None = None, nobits: bool = False) -> None:
+        self.name = name
+        self.vma = vma
+        self.size = size
+        self.version = version
+        self.abi = abi
+        self.num_fdes = num_fdes
+        self.num_fres = num_fres
+        self.nobits = nobits  # SHT_NOBITS (a separate debug file): a header without bytes
 
 
-@dataclass(slots=True)
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    sections: list[SectionSummary] = field(default_factory=list)
-    error: str | None = None  # the file could not be read at all
-    package: str | None = None  # for an archive member: the archive (as named on input)
-    member: str | None = None  # ... and the member's path inside it
+class FileResult(Record):
+    __slots__ = ("path", "findings", "sections", "error", "package", "member")
+
+    def __init__(self, path: str, findings: list[Finding] | None = None,
+                 sections: list[SectionSummary] | None = None, error: str | None = None,
+                 package: str | None = None, member: str | None = None) -> None:
+        self.path = path
+        self.findings = [] if findings is None else findings
+        self.sections = [] if sections is None else sections
+        self.error = error  # the file could not be read at all
+        self.package = package  # for an archive member: the archive (as named on input)
+        self.member = member  # ... and the member's path inside it
 
     def worst(self) -> Severity | None:
         """The highest severity among findings not waived."""
         return max((f.severity for f in self.findings if f.waived is None), default=None)
 
 
-@dataclass(slots=True)
-class Skipped:
+class Skipped(Record):
     """Inputs a scan passed over without checking."""
 
-    non_elf: int = 0  # regular files or members that are neither ELF nor an archive
-    links: int = 0  # symlinks and hard links (never followed inside a tree or archive)
-    special: int = 0  # devices, FIFOs, sockets
+    __slots__ = ("non_elf", "links", "special")
+
+    def __init__(self, non_elf: int = 0, links: int = 0, special: int = 0) -> None:
+        self.non_elf = non_elf  # regular files or members that are neither ELF nor an archive
+        self.links = links  # symlinks and hard links (never followed inside a tree or archive)
+        self.special = special  # devices, FIFOs, sockets
 
 
-@dataclass(slots=True)
-class Result:
+class Result(Record):
     """A whole scan: every checked file in input order, and what was passed over."""
 
-    files: list[FileResult] = field(default_factory=list)
-    skipped: Skipped = field(default_factory=Skipped)
-    # Waivers that covered no finding, each as Waiver.as_dict() (sfcheck.waivers).
-    unused_waivers: list[dict[str, object]] = field(default_factory=list)
+    __slots__ = ("files", "skipped", "unused_waivers")
+
+    def __init__(self, files: list[FileResult] | None = None, skipped: Skipped | None = None,
+                 unused_waivers: list[dict[str, object]] | None = None) -> None:
+        self.files = [] if files is None else files
+        self.skipped = Skipped() if skipped is None else skipped
+        # Waivers that covered no finding, each as Waiver.as_dict() (sfcheck.waivers).
+        self.unused_waivers = [] if unused_waivers is None else unused_waivers

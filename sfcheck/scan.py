@@ -14,16 +14,12 @@ the temporary files before the scan ends.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import count
-from typing import TYPE_CHECKING, TextIO
 
 from .checker import Options, check_elf, check_section_bytes
 from .elf import MAX_SECTION_BYTES
@@ -32,13 +28,16 @@ from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify
 from .inputs.spill import SpillDir
 from .inputs.walk import walk
+from .record import Record
 from .result import FileResult, Finding, Location, Result, Severity, Skipped
 from .rules import elf as elf_rules
 
 # The pool, pyelftools (symbol names) and the archive readers load when first needed:
 # a one-file check is mostly start-up, and these cost ~30 ms of imports together.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+    from typing import TextIO
 
 # One unit of work: (sequence number, label, path to read or None, bytes or None,
 # package, member). A batch is a list of them.
@@ -50,14 +49,18 @@ _BATCH_BYTES = 8 << 20  # ... but never much memory in one message
 _INFLIGHT_BYTES = 128 << 20  # member bytes submitted to workers and not yet checked
 
 
-@dataclass
-class ScanConfig:
-    options: Options = field(default_factory=Options)
-    jobs: int = 1
-    limits: Limits = field(default_factory=Limits)
-    raw: bool = False  # inputs are bare SFrame sections (check --raw)
-    vma: int = 0
-    progress: TextIO | None = None  # a terminal to draw a progress line on
+class ScanConfig(Record):
+    __slots__ = ("options", "jobs", "limits", "raw", "vma", "progress")
+
+    def __init__(self, options: Options | None = None, jobs: int = 1,
+                 limits: Limits | None = None, raw: bool = False, vma: int = 0,
+                 progress: TextIO | None = None) -> None:
+        self.options = Options() if options is None else options
+        self.jobs = jobs
+        self.limits = Limits() if limits is None else limits
+        self.raw = raw  # inputs are bare SFrame sections (check --raw)
+        self.vma = vma
+        self.progress = progress  # a terminal to draw a progress line on
 
 
 # --- worker side ---------------------------------------------------------------------
@@ -215,7 +218,8 @@ class _Runner:
             # forkserver start methods initargs are pickled.
             from concurrent.futures import ProcessPoolExecutor
 
-            worker_config = dataclasses.replace(self.config, progress=None)
+            c = self.config
+            worker_config = ScanConfig(c.options, c.jobs, c.limits, c.raw, c.vma, progress=None)
             self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_pool_worker,
                                             initargs=(worker_config, os.getpid()))
         if self.pool is None:
@@ -311,11 +315,13 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
     runner = _Runner(config, progress)
     seq = count()
     # SIGTERM's default ends the process without clean-up: workers (until the kernel's
-    # PDEATHSIG) and temporary files would outlive it. Only the main thread may set it.
-    main_thread = threading.current_thread() is threading.main_thread()
-    old_term = signal.getsignal(signal.SIGTERM)
-    if main_thread:
-        signal.signal(signal.SIGTERM, _terminated)
+    # PDEATHSIG) and temporary files would outlive it. Only the main thread may set it
+    # (elsewhere signal.signal raises ValueError; asking threading costs its import).
+    try:
+        old_term = signal.signal(signal.SIGTERM, _terminated)
+        main_thread = True
+    except ValueError:
+        main_thread = False
     done = False
     try:
         for index, inp in enumerate(inputs):

@@ -32,12 +32,62 @@ def _modules_after(argv: list[str]) -> set[str]:
     return set(modules)
 
 
+# Issue 16: what start-up itself imported for nothing. Each is absent after a plain check
+# (text report, one ELF file); see sfcheck/record.py and cli.build_parser.
+NOT_FOR_START_UP = [
+    "dataclasses", "inspect", "ast", "tokenize", "dis", "typing",  # sfcheck.record instead
+    "shutil", "bz2", "lzma", "tempfile", "random",  # argparse's formatter, -o, spilling
+    "threading",  # scan: signal.signal itself says whether this is the main thread
+    "difflib", "sfcheck.waivers",  # a mistyped command, --waivers
+    "sfcheck.unwind", "sfcheck.proc", "sfcheck.cli_dump",  # other commands' parsers
+    "sfcheck.report.junit",  # other renderers (json, sarif: above)
+]
+
+
 def test_plain_check_keeps_heavy_modules_unloaded() -> None:
     loaded = _modules_after([str(CORPUS / "v3" / "libcorpus.so")])
     assert "sfcheck.rules.semantic" in loaded  # the check itself ran, cross-check included
-    heavy = [m for m in NOT_FOR_A_PLAIN_CHECK
+    heavy = [m for m in NOT_FOR_A_PLAIN_CHECK + NOT_FOR_START_UP
              if m in loaded or any(x.startswith(m + ".") for x in loaded)]
     assert heavy == []
+
+
+def test_checks_that_need_them_still_load_them(tmp_path) -> None:
+    """The lazy imports are where they are needed: -o (tempfile), --format json, --waivers."""
+    waivers = tmp_path / "w.toml"
+    waivers.write_text('[[waiver]]\nrule = "elf-text-coverage"\npath = "*"\nreason = "r"\n')
+    loaded = _modules_after(["--format", "json", "-o", str(tmp_path / "r.json"),
+                             "--waivers", str(waivers), str(CORPUS / "v3" / "libcorpus.so")])
+    assert {"tempfile", "json", "sfcheck.report.json_report", "sfcheck.waivers"} <= loaded
+    assert '"waiver_reason": "r"' in (tmp_path / "r.json").read_text()
+
+
+def test_token_patterns_match_the_plain_construction() -> None:
+    """fre_blocks writes its byte classes raw and its runs as `.{n}` (faster to compile);
+    the language is the one of the plain \\xNN / n-dots construction, checked here."""
+    import random
+    import re
+
+    from sfcheck.format import constants as C
+    from sfcheck.format.fre_blocks import token_pattern
+
+    def plain(asz: int) -> re.Pattern[bytes]:
+        by_len: dict[int, list[int]] = {}
+        for info in range(256):
+            if (info >> 5) & 3 != 3:
+                width = C.WORD_SIZE[(info >> 5) & 3]
+                by_len.setdefault(((info >> 1) & 0xF) * width, []).append(info)
+        alts = [b"[" + b"".join(b"\\x%02x" % i for i in infos) + b"]" + b"." * k
+                for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
+        return re.compile(b"(" + b"." * asz + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
+
+    rnd = random.Random(16)
+    for asz in C.FRE_ADDR_SIZE.values():
+        ref, got = plain(asz), token_pattern(asz)
+        for _ in range(200):
+            data = rnd.randbytes(rnd.randrange(1, 300))
+            start = rnd.randrange(len(data))
+            assert got.findall(data, start) == ref.findall(data, start)
 
 
 def test_dump_and_archives_still_load_what_they_need(tmp_path) -> None:
@@ -45,6 +95,9 @@ def test_dump_and_archives_still_load_what_they_need(tmp_path) -> None:
     assert "sfcheck.dump.objdump" in loaded
     # The dump needs neither the rule catalogue nor the profiles (nor the checker).
     assert not {"sfcheck.profiles", "sfcheck.rules", "sfcheck.checker"} & loaded
+    # Nor, for an ELF file, the archive readers (arpy imports dataclasses) or typing.
+    assert not {"sfcheck.inputs.expand", "tarfile", "arpy", "zstandard", "dataclasses",
+                "typing", "shutil"} & loaded
     import tarfile
     tar = tmp_path / "x.tar"
     with tarfile.open(tar, "w") as tf:

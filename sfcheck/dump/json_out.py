@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format import datawords as W
 from ..format.decode import Decoder
 from ..format.model import FDE, FRE, Header
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 _U64 = (1 << 64) - 1
 

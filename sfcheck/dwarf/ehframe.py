@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import NamedTuple
 
+from ..record import NamedTuple
 from .leb128 import LebError, leb128
 
 # Register rule kinds, spelled as pyelftools' RegisterRule constants.

@@ -11,8 +11,8 @@ pyelftools, which stays the reference (tests/test_dwarf_expr.py compares them).
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
 
+from ..record import NamedTuple
 from .leb128 import LebError, leb128
 
 

@@ -3,23 +3,27 @@ whether return addresses can be signed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..record import Record
 from . import constants as C
 
 
-@dataclass(frozen=True, slots=True)
-class Abi:
-    name: str
-    sp: int  # DWARF register numbers
-    fp: int
-    ra: int | None  # register holding the RA at a call (None: the call pushes it)
-    ra_column: int  # the DWARF CFI column that describes the RA
-    pc: int | None  # DWARF number of the PC, when the ABI has one (x86-64: RIP is 16)
-    word_size: int
-    big_endian: bool
-    max_reg: int  # highest DWARF register number an SFrame word may name
-    pauth: bool = False  # pointer authentication (FDE pauth key, FRE mangled-RA bit)
+class Abi(Record, frozen=True):
+    __slots__ = ("name", "sp", "fp", "ra", "ra_column", "pc", "word_size", "big_endian",
+                 "max_reg", "pauth")
+
+    def __init__(self, name: str, sp: int, fp: int, ra: int | None, ra_column: int,
+                 pc: int | None, word_size: int, big_endian: bool, max_reg: int,
+                 pauth: bool = False) -> None:
+        self.name = name
+        self.sp = sp  # DWARF register numbers
+        self.fp = fp
+        self.ra = ra  # register holding the RA at a call (None: the call pushes it)
+        self.ra_column = ra_column  # the DWARF CFI column that describes the RA
+        self.pc = pc  # DWARF number of the PC, when the ABI has one (x86-64: RIP is 16)
+        self.word_size = word_size
+        self.big_endian = big_endian
+        self.max_reg = max_reg  # highest DWARF register number an SFrame word may name
+        self.pauth = pauth  # pointer authentication (FDE pauth key, FRE mangled-RA bit)
 
 
 ABIS: dict[int, Abi] = {

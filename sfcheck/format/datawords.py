@@ -8,8 +8,7 @@ control-word pairs and the s390x CFA scaling follow binutils 2.46
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..record import Record
 from . import constants as C
 from .model import FRE, Header
 
@@ -52,13 +51,15 @@ def fp_offset(header: Header, fre: FRE, flex: bool) -> int | None:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Control:
+class Control(Record, frozen=True):
     """A flex control word: which register (if any) the rule starts from, and a deref."""
 
-    reg_p: bool
-    deref: bool
-    reg: int
+    __slots__ = ("reg_p", "deref", "reg")
+
+    def __init__(self, reg_p: bool, deref: bool, reg: int) -> None:
+        self.reg_p = reg_p
+        self.deref = deref
+        self.reg = reg
 
     @classmethod
     def of(cls, word: int) -> Control:

@@ -8,21 +8,32 @@ getters for v1/v2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..record import Record
 from . import constants as C
 from .abi import Abi
 from .datawords import cfa_scale, s390x_regnum
 from .model import FRE, Header
 
 
-@dataclass(frozen=True, slots=True)
-class RegRule:
+class RegRule(Record, frozen=True):
     """value = (base register, or the CFA when reg is None) + offset, then loaded if deref."""
 
-    reg: int | None  # DWARF register; None means "the CFA"
-    offset: int
-    deref: bool
+    __slots__ = ("reg", "offset", "deref")
+
+    def __init__(self, reg: int | None, offset: int, deref: bool) -> None:
+        self.reg = reg  # DWARF register; None means "the CFA"
+        self.offset = offset
+        self.deref = deref
+
+    # Written out (not Record's generic ones): compared and interned per FRE rule.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.reg == other.reg and self.offset == other.offset  # type: ignore[attr-defined]
+                    and self.deref == other.deref)  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.reg, self.offset, self.deref))
 
 
 _INTERNED: dict[RegRule, RegRule] = {}

@@ -8,44 +8,42 @@ computes the canonical counts and offsets for a section built from scratch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..record import Record
 from . import constants as C
 
+_HEADER_FIELDS = ("version", "flags", "abi", "fixed_fp", "fixed_ra", "num_fdes", "num_fres",
+                  "fre_len", "fdeoff", "freoff", "big_endian", "auxhdr")
 
-@dataclass(frozen=True, slots=True)
-class Header:
-    version: int
-    flags: int
-    abi: int
-    fixed_fp: int
-    fixed_ra: int
-    num_fdes: int
-    num_fres: int
-    fre_len: int
-    fdeoff: int
-    freoff: int
-    big_endian: bool
-    auxhdr: bytes = b""
-    # Derived once at construction (every check and lookup reads them, often per FDE):
-    # plain slots instead of properties. Not compared, not constructor arguments.
-    size: int = field(init=False, repr=False, compare=False)  # incl. auxiliary header
-    fdes_start: int = field(init=False, repr=False, compare=False)
-    fres_start: int = field(init=False, repr=False, compare=False)
-    fres_end: int = field(init=False, repr=False, compare=False)
-    sorted: bool = field(init=False, repr=False, compare=False)
-    # v1 predates the PCREL flag; its start addresses are always section-relative.
-    pcrel: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        size = C.HEADER_SIZE + len(self.auxhdr)
-        _set_size(self, size)
-        _set_fdes_start(self, size + self.fdeoff)
-        _set_fres_start(self, size + self.freoff)
-        _set_fres_end(self, size + self.freoff + self.fre_len)
-        _set_sorted(self, bool(self.flags & C.F_FDE_SORTED))
-        _set_pcrel(self, self.version >= C.VERSION_2
-                   and bool(self.flags & C.F_FDE_FUNC_START_PCREL))
+class Header(Record, frozen=True, fields=_HEADER_FIELDS):
+    # After the stored fields, values derived once at construction (every check and
+    # lookup reads them, often per FDE): plain slots instead of properties. Not
+    # compared, not shown, not constructor arguments.
+    __slots__ = (*_HEADER_FIELDS, "size", "fdes_start", "fres_start", "fres_end", "sorted",
+                 "pcrel")
+
+    def __init__(self, version: int, flags: int, abi: int, fixed_fp: int, fixed_ra: int,
+                 num_fdes: int, num_fres: int, fre_len: int, fdeoff: int, freoff: int,
+                 big_endian: bool, auxhdr: bytes = b"") -> None:
+        self.version = version
+        self.flags = flags
+        self.abi = abi
+        self.fixed_fp = fixed_fp
+        self.fixed_ra = fixed_ra
+        self.num_fdes = num_fdes
+        self.num_fres = num_fres
+        self.fre_len = fre_len
+        self.fdeoff = fdeoff
+        self.freoff = freoff
+        self.big_endian = big_endian
+        self.auxhdr = auxhdr
+        self.size = size = C.HEADER_SIZE + len(auxhdr)  # incl. auxiliary header
+        self.fdes_start = size + fdeoff
+        self.fres_start = size + freoff
+        self.fres_end = size + freoff + fre_len
+        self.sorted = bool(flags & C.F_FDE_SORTED)
+        # v1 predates the PCREL flag; its start addresses are always section-relative.
+        self.pcrel = version >= C.VERSION_2 and bool(flags & C.F_FDE_FUNC_START_PCREL)
 
     @property
     def fde_size(self) -> int:
@@ -82,22 +80,16 @@ class Header:
         return section_vma + start + base + index * stride
 
 
-_set_size = Header.size.__set__  # type: ignore[attr-defined]
-_set_fdes_start = Header.fdes_start.__set__  # type: ignore[attr-defined]
-_set_fres_start = Header.fres_start.__set__  # type: ignore[attr-defined]
-_set_fres_end = Header.fres_end.__set__  # type: ignore[attr-defined]
-_set_sorted = Header.sorted.__set__  # type: ignore[attr-defined]
-_set_pcrel = Header.pcrel.__set__  # type: ignore[attr-defined]
-
-
-@dataclass(frozen=True, slots=True)
-class FRE:
+class FRE(Record, frozen=True, compare=("start", "info", "words")):
     """A frame row entry: `start` is relative to the function (or the block for PCMASK)."""
 
-    start: int
-    info: int
-    words: tuple[int, ...]
-    offset: int = field(default=-1, compare=False)  # position in the section, -1 if built
+    __slots__ = ("start", "info", "words", "offset")
+
+    def __init__(self, start: int, info: int, words: tuple[int, ...], offset: int = -1) -> None:
+        self.start = start
+        self.info = info
+        self.words = words
+        self.offset = offset  # position in the section, -1 if built (not compared)
 
     @property
     def base_sp(self) -> bool:
@@ -150,20 +142,28 @@ def make_fre(start: int, words: tuple[int, ...] | list[int], base_sp: bool = Tru
     return FRE(start, fre_info(base_sp, len(words), code, mangled_ra), words)
 
 
-@dataclass(frozen=True, slots=True)
-class FDE:
+_FDE_FIELDS = ("start", "size", "info", "fres", "rep_size", "info2", "padding", "fre_off",
+               "num_fres")
+
+
+class FDE(Record, frozen=True, compare=_FDE_FIELDS):
     """A function descriptor: v1/v2 record, or v3 index entry plus attribute record."""
 
-    start: int  # the stored start field: section-relative or (PCREL) field-relative
-    size: int
-    info: int
-    fres: tuple[FRE, ...] = ()
-    rep_size: int = 0
-    info2: int = 0  # v3 only
-    padding: int = 0  # v2 only (sfde_func_padding2)
-    fre_off: int = 0  # sfde_func_start_fre_off as stored
-    num_fres: int = 0  # as stored (v3: in the attribute record)
-    offset: int = field(default=-1, compare=False)  # position of the record in the section
+    __slots__ = (*_FDE_FIELDS, "offset")
+
+    def __init__(self, start: int, size: int, info: int, fres: tuple[FRE, ...] = (),
+                 rep_size: int = 0, info2: int = 0, padding: int = 0, fre_off: int = 0,
+                 num_fres: int = 0, offset: int = -1) -> None:
+        self.start = start  # the stored start field: section-relative or (PCREL) field-relative
+        self.size = size
+        self.info = info
+        self.fres = fres
+        self.rep_size = rep_size
+        self.info2 = info2  # v3 only
+        self.padding = padding  # v2 only (sfde_func_padding2)
+        self.fre_off = fre_off  # sfde_func_start_fre_off as stored
+        self.num_fres = num_fres  # as stored (v3: in the attribute record)
+        self.offset = offset  # position of the record in the section (not compared)
 
     @property
     def fre_type(self) -> int:
@@ -199,11 +199,13 @@ def fde_info(fre_type: int, pcmask: bool = False, pauth_key: int = 0,
     return (int(signal) << 7) | ((pauth_key & 1) << 5) | (int(pcmask) << 4) | (fre_type & 0xF)
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    header: Header
-    fdes: tuple[FDE, ...]
-    trailing: bytes = b""  # bytes after the FRE sub-section (zero padding when valid)
+class Section(Record, frozen=True):
+    __slots__ = ("header", "fdes", "trailing")
+
+    def __init__(self, header: Header, fdes: tuple[FDE, ...], trailing: bytes = b"") -> None:
+        self.header = header
+        self.fdes = fdes
+        self.trailing = trailing  # bytes after the FRE sub-section (zero padding when valid)
 
     def func_start(self, index: int, section_vma: int = 0, honour_fdeoff: bool = True) -> int:
         """The absolute start address of FDE `index`'s function."""

@@ -8,13 +8,14 @@ scan of plain ELF files never imports tarfile, arpy or zstandard.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .limits import ArchiveError, Limits
 from .sniff import HEAD_SIZE, classify
 from .walk import Input, read_path_list, walk
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
+    from typing import Any
+
     from .expand import ARCHIVE_KINDS, Member, archive_members
 
 __all__ = ["ARCHIVE_KINDS", "ArchiveError", "HEAD_SIZE", "Input", "Limits", "Member",

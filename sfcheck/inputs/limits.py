@@ -22,10 +22,15 @@ import io
 import posixpath
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import BinaryIO, Literal
 
 from ..errors import SfcheckError
+from ..record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO, Literal
+
+    EntryType = Literal["file", "dir", "symlink", "hardlink", "other"]
 
 GiB = 1 << 30
 
@@ -35,17 +40,18 @@ CORRUPT_ERRORS: tuple[type[BaseException], ...] = (
     EOFError, OSError, ValueError, KeyError, IndexError, UnicodeDecodeError, OverflowError,
     struct.error)
 
-EntryType = Literal["file", "dir", "symlink", "hardlink", "other"]
 
-
-@dataclass(slots=True)
-class Entry:
+class Entry(Record):
     """One member of an archive layer, as a reader yields it."""
 
-    name: str  # as stored in the archive
-    type: EntryType
-    stream: BinaryIO | None = None  # a file's bytes; valid only until the next entry
-    linkname: str = ""
+    __slots__ = ("name", "type", "stream", "linkname")
+
+    def __init__(self, name: str, type: EntryType,  # noqa: A002
+                 stream: BinaryIO | None = None, linkname: str = "") -> None:
+        self.name = name  # as stored in the archive
+        self.type = type
+        self.stream = stream  # a file's bytes; valid only until the next entry
+        self.linkname = linkname
 
 
 Entries = Iterator[Entry]
@@ -55,15 +61,18 @@ class ArchiveError(SfcheckError):
     """An archive that cannot or must not be read; the message says which and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_bytes: int = 8 * GiB  # uncompressed bytes read from one top-level input
-    max_members: int = 1_000_000  # members (of every nested layer) in one top-level input
-    # Archive layers opened: package -> tar -> .a -> member is 3; an archive found deeper
-    # is an error on that member (never a quiet "not ELF" skip).
-    max_depth: int = 4
-    # A member larger than this is written to a temporary file (memory stays bounded).
-    spill_bytes: int = 64 << 20
+class Limits(Record, frozen=True):
+    __slots__ = ("max_bytes", "max_members", "max_depth", "spill_bytes")
+
+    def __init__(self, max_bytes: int = 8 * GiB, max_members: int = 1_000_000,
+                 max_depth: int = 4, spill_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes  # uncompressed bytes read from one top-level input
+        self.max_members = max_members  # members (of every nested layer) in one top-level input
+        # Archive layers opened: package -> tar -> .a -> member is 3; an archive found
+        # deeper is an error on that member (never a quiet "not ELF" skip).
+        self.max_depth = max_depth
+        # A member larger than this is written to a temporary file (memory stays bounded).
+        self.spill_bytes = spill_bytes
 
     def __post_init__(self) -> None:
         if self.max_bytes <= 0 or self.max_members <= 0 or self.max_depth <= 0 \

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
-from typing import BinaryIO
 
 from .limits import ArchiveError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 _CHUNK = 1 << 20
 
@@ -31,6 +32,8 @@ class SpillDir:
     def write(self, first: list[bytes], rest: BinaryIO) -> str:
         """A new file holding the chunks `first` then the rest of `rest`; its path. Errors
         reading `rest` propagate as they are; errors writing are an ArchiveError."""
+        import tempfile  # here, not at import: a scan of plain files never spills
+
         try:
             if self.path is None:
                 self.path = tempfile.mkdtemp(prefix="sfcheck-")  # 0700: ours alone
@@ -55,6 +58,8 @@ class SpillDir:
 
     def close(self) -> None:
         if self.path is not None and os.getpid() == self._owner:
+            import shutil
+
             shutil.rmtree(self.path, ignore_errors=True)
             self.path = None
 
@@ -75,5 +80,7 @@ def _put(out: BinaryIO, chunk: bytes) -> None:
 
 
 def _write_error(exc: OSError) -> ArchiveError:
+    import tempfile
+
     return ArchiveError(f"cannot write a temporary copy of a large member under "
                         f"{tempfile.gettempdir()} (set TMPDIR): {exc.strerror or exc}")

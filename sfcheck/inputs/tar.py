@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import tarfile
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .compress import decompressed, sniff
-from .limits import Budget, Entries, Entry, EntryType
+from .limits import Budget, Entries, Entry
+
+if TYPE_CHECKING:
+    from .limits import EntryType
 
 
 def _type(info: tarfile.TarInfo) -> EntryType:

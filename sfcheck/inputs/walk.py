@@ -12,22 +12,27 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO, TextIO
 
 from ..fileio import InputFileError, open_fd
+from ..record import Record
 from ..result import Skipped
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO, TextIO
 
 MAX_TREE_DEPTH = 256  # directory levels below an argument; distro trees use < 30
 MAX_LIST_BYTES = 256 << 20  # a path list (--from-file): ~2 million typical paths
 MAX_LIST_LINE = 4096  # one path in a list: Linux PATH_MAX
 
 
-@dataclass(frozen=True, slots=True)
-class Input:
-    path: str
-    explicit: bool  # named by the user: a non-ELF file is an error, not a quiet skip
-    error: str | None = None  # could not be listed or opened
+class Input(Record, frozen=True):
+    __slots__ = ("path", "explicit", "error")
+
+    def __init__(self, path: str, explicit: bool, error: str | None = None) -> None:
+        self.path = path
+        self.explicit = explicit  # named by the user: a non-ELF file is an error, not a skip
+        self.error = error  # could not be listed or opened
 
 
 def _read_capped(stream: BinaryIO | TextIO, label: str) -> str:

@@ -6,28 +6,35 @@ the module that holds it, imported only when that format is asked for.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import TextIO
-
+from ..record import Record
 from ..result import Result, Severity
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import TextIO
 
 # --format name -> module of this package with `render(result, out, opts)`.
 RENDERERS = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit"}
 
 
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
+class ReportOptions(Record, frozen=True):
     """What a renderer needs beyond the result; machine formats ignore the display fields."""
 
-    fail_on: str = "error"  # error|warning|info|none
-    exit_status: int = 0
-    show: Severity = Severity.INFO  # text: lowest severity printed (JSON/SARIF/JUnit: all)
-    colour: bool = False
-    summary: bool = True  # text: the summary after a multi-file scan
-    single: bool = False  # text: the scan was one ELF file (the lint use)
+    __slots__ = ("fail_on", "exit_status", "show", "colour", "summary", "single")
+
+    def __init__(self, fail_on: str = "error", exit_status: int = 0,
+                 show: Severity = Severity.INFO, colour: bool = False, summary: bool = True,
+                 single: bool = False) -> None:
+        self.fail_on = fail_on  # error|warning|info|none
+        self.exit_status = exit_status
+        self.show = show  # text: lowest severity printed (JSON/SARIF/JUnit: all)
+        self.colour = colour
+        self.summary = summary  # text: the summary after a multi-file scan
+        self.single = single  # text: the scan was one ELF file (the lint use)
 
 
 def render(fmt: str, result: Result, out: TextIO, opts: ReportOptions) -> None:
+    import importlib
+
     module = importlib.import_module(f"{__name__}.{RENDERERS[fmt]}")
     module.render(result, out, opts)

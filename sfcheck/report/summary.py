@@ -3,36 +3,49 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
+from ..record import Record
 from ..result import Result, Severity
 from ..rules import RULES
 
 
-@dataclass(slots=True)
-class RuleCount:
-    rule: str
-    severity: str  # the severity findings of this rule were reported at (highest seen)
-    count: int = 0  # findings, waived ones included
-    files: int = 0  # files (or archive members) with at least one finding of the rule
-    waived: int = 0
+class RuleCount(Record):
+    __slots__ = ("rule", "severity", "count", "files", "waived")
+
+    def __init__(self, rule: str, severity: str, count: int = 0, files: int = 0,
+                 waived: int = 0) -> None:
+        self.rule = rule
+        self.severity = severity  # the severity findings of this rule were reported at (highest)
+        self.count = count  # findings, waived ones included
+        self.files = files  # files (or archive members) with at least one finding of the rule
+        self.waived = waived
 
 
-@dataclass(slots=True)
-class Summary:
-    files_checked: int = 0  # ELF images read (archive members included)
-    with_sframe: int = 0
-    debug_only: int = 0  # separate debug files: .sframe headers without bytes (not counted above)
-    without_sframe: int = 0
-    unreadable: int = 0  # inputs or members that could not be read or were refused
-    skipped_non_elf: int = 0
-    skipped_links: int = 0
-    skipped_special: int = 0
-    versions: dict[int, int] = field(default_factory=dict)  # SFrame version -> files
-    severities: dict[str, int] = field(default_factory=dict)  # not waived
-    waived: int = 0
-    rules: list[RuleCount] = field(default_factory=list)  # by count, then rule ID
-    unused_waivers: int = 0
+class Summary(Record):
+    __slots__ = ("files_checked", "with_sframe", "debug_only", "without_sframe", "unreadable",
+                 "skipped_non_elf", "skipped_links", "skipped_special", "versions",
+                 "severities", "waived", "rules", "unused_waivers")
+
+    def __init__(self, files_checked: int = 0, with_sframe: int = 0, debug_only: int = 0,
+                 without_sframe: int = 0, unreadable: int = 0, skipped_non_elf: int = 0,
+                 skipped_links: int = 0, skipped_special: int = 0,
+                 versions: dict[int, int] | None = None, severities: dict[str, int] | None = None,
+                 waived: int = 0, rules: list[RuleCount] | None = None,
+                 unused_waivers: int = 0) -> None:
+        self.files_checked = files_checked  # ELF images read (archive members included)
+        self.with_sframe = with_sframe
+        # separate debug files: .sframe headers without bytes (not counted above)
+        self.debug_only = debug_only
+        self.without_sframe = without_sframe
+        self.unreadable = unreadable  # inputs or members that could not be read or were refused
+        self.skipped_non_elf = skipped_non_elf
+        self.skipped_links = skipped_links
+        self.skipped_special = skipped_special
+        self.versions = {} if versions is None else versions  # SFrame version -> files
+        self.severities = {} if severities is None else severities  # not waived
+        self.waived = waived
+        self.rules = [] if rules is None else rules  # by count, then rule ID
+        self.unused_waivers = unused_waivers
 
 
 def summarize(result: Result) -> Summary:

@@ -12,12 +12,16 @@ so no name forges a line.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TextIO
 
 from ..result import FileResult, Finding, Result, Severity
-from . import ReportOptions
 from .escape import escape
 from .summary import producer, summarize
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from . import ReportOptions
 
 _COLOURS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _DIM, _RESET = "\033[2m", "\033[0m"

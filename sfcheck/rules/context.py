@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from ..record import Record
 from ..result import Finding, Location, Severity
 from .registry import Rule
 
@@ -17,28 +17,42 @@ def keep_severity(rule: Rule, severity: Severity) -> Severity | None:
     return severity
 
 
-@dataclass
-class SectionContext:
-    path: str
-    name: str
-    vma: int
-    data: bytes
-    enabled: Callable[[Rule], bool] = lambda rule: True
-    # The consumer profile's say (sfcheck.profiles): a new severity, or None to drop it.
-    severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity
-    findings: list[Finding] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)
+def enable_all(rule: Rule) -> bool:
+    return True
 
-    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # (pc, size, fde)
-    # In a .o every text section starts at 0, so function addresses from different
-    # sections coincide: overlap and order checks do not apply.
-    relocatable: bool = False
-    # Generic rules a recognised known defect explains (rules/defect.py): not reported.
-    claimed: set[str] = field(default_factory=set)
-    # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
-    # the options alone, and a damaged section emits the same rule many times.
-    decided: dict[tuple[str, Severity], Severity | None] = field(default_factory=dict,
-                                                                 repr=False)
+
+_CONTEXT_FIELDS = ("path", "name", "vma", "data", "enabled", "severity_for", "findings",
+                   "counts", "ranges", "relocatable", "claimed")
+
+
+class SectionContext(Record, shown=_CONTEXT_FIELDS):  # `decided` is not shown
+    __slots__ = (*_CONTEXT_FIELDS, "decided")
+
+    def __init__(self, path: str, name: str, vma: int, data: bytes,
+                 enabled: Callable[[Rule], bool] = enable_all,
+                 severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity,
+                 findings: list[Finding] | None = None, counts: Counter | None = None,
+                 ranges: list[tuple[int, int, int]] | None = None, relocatable: bool = False,
+                 claimed: set[str] | None = None,
+                 decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
+        self.path = path
+        self.name = name
+        self.vma = vma
+        self.data = data
+        self.enabled = enabled
+        # The consumer profile's say (sfcheck.profiles): a new severity, or None to drop it.
+        self.severity_for = severity_for
+        self.findings = [] if findings is None else findings
+        self.counts = Counter() if counts is None else counts
+        self.ranges = [] if ranges is None else ranges  # (pc, size, fde)
+        # In a .o every text section starts at 0, so function addresses from different
+        # sections coincide: overlap and order checks do not apply.
+        self.relocatable = relocatable
+        # Generic rules a recognised known defect explains (rules/defect.py): not reported.
+        self.claimed = set() if claimed is None else claimed
+        # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
+        # the options alone, and a damaged section emits the same rule many times.
+        self.decided = {} if decided is None else decided
 
     def claim(self, by: Rule, rule_ids: tuple[str, ...]) -> None:
         """`by` (a known-defect rule) explains these generic rules here: drop their findings."""

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..record import Record
 from ..result import Severity
 
 GROUPS = ("header", "layout", "fde", "fre", "elf", "semantic", "defect")
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    id: str
-    group: str
-    severity: Severity
-    title: str  # one line: what is wrong
-    explanation: str  # why it matters, with the spec or source reference
-    hint: str  # how to fix it
+class Rule(Record, frozen=True):
+    __slots__ = ("id", "group", "severity", "title", "explanation", "hint")
+
+    def __init__(self, id: str, group: str, severity: Severity, title: str,  # noqa: A002
+                 explanation: str, hint: str) -> None:
+        self.id = id
+        self.group = group
+        self.severity = severity
+        self.title = title  # one line: what is wrong
+        self.explanation = explanation  # why it matters, with the spec or source reference
+        self.hint = hint  # how to fix it
 
 
 RULES: dict[str, Rule] = {}

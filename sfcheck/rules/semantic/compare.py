@@ -8,13 +8,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from math import gcd
-from typing import NamedTuple
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
 from ...format import constants as C
 from ...format.abi import Abi
 from ...format.fre_rules import RegRule, fre_rules, intern
 from ...format.model import FDE, FRE, Header
+from ...record import NamedTuple
 from .catalog import Mismatch
 
 # Work bound (the interval bound scales with the section sizes, in cross_check).
