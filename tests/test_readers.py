@@ -173,6 +173,9 @@ def test_v3_model_agrees_with_reference_on_valid_sections(sec):
     PC inside a function."""
     starts = [sec.func_start(i) for i in range(len(sec.fdes))]
     assume(all(a < b for a, b in zip(starts, starts[1:], strict=False)))  # else fde-start-dup
+    # A function below address 0 is not valid either: the kernel adds in unsigned long, so
+    # it wraps to the top of the address space and the table is no longer sorted for it.
+    assume(not starts or VMA + starts[0] >= 0)
     data = encode(sec)
     bad = [d for d in compare.run_v3(data, VMA)
            if d.kind not in (compare.REFUSE, compare.FAILS_SPEC, compare.GAP, compare.WALK_STOPS,
