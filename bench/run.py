@@ -646,6 +646,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.rerender:
         with open(a.rerender, "rb") as f:
             return render(a, **pickle.load(f))
+    # Users' installs carry .pyc files (pip compiles on install); with PYTHONDONTWRITEBYTECODE
+    # set (as in some CI shells) an editable install would recompile every module on every
+    # run and the start-up figures would measure the compiler.
+    import compileall
+    compileall.compile_dir(str(ROOT / "sfcheck"), quiet=1)
     load_before = os.getloadavg()
     uptime_before = _uptime()
     inputs: list[Input] = []
