@@ -52,6 +52,9 @@ from fuzz.glibc_worker import (
     STACK_WORDS,
     WALK,
 )
+from sfcheck.format import constants as C
+from sfcheck.format.abi import ABIS
+from sfcheck.format.fre_rules import fre_rules
 from sfcheck.unwind import Registers, SFrameTable, StopReason, Unwinder
 
 COUNT = 16  # frames asked of the walker (backtrace()'s size)
@@ -116,7 +119,49 @@ class Scenario:
         pc = rng.choice(pcs)
         sp = stack_addr() if rng.random() < 0.2 else STACK + 8 * rng.randrange(64)
         fp = rng.choice((0, stack_addr(64), stack_addr(), rng.getrandbits(64)))
-        return cls(data, table, pc, sp, fp, [word() for _ in range(STACK_WORDS)])
+        scen = cls(data, table, pc, sp, fp, [word() for _ in range(STACK_WORDS)])
+        if rng.random() < 0.6:
+            scen.extend(data, table, pcs, rng)
+        return scen
+
+    def extend(self, data: bytes, table: SFrameTable, pcs: Sequence[int],
+               rng: random.Random) -> None:
+        """Make the reference walk longer: while it ends because a return address leads
+        nowhere, put a probe PC in that frame's RA slot (and a stack address, or 0 for an
+        outermost frame, in its FP slot) and walk again. Random words alone rarely make
+        more than one or two frames."""
+        h = table.header
+        assert h is not None
+        abi = ABIS.get(h.abi, ABIS[C.ABI_AMD64_LE])
+        fixed: set[int] = set()
+        for _ in range(COUNT):
+            unw = Unwinder([table], WalkMemory(self.stack, data), max_frames=COUNT + 1,
+                           caller_pc_adjust=False)
+            frames, stop = unw.unwind(Registers(self.pc, self.sp, self.fp))
+            if stop.reason not in (StopReason.NO_FDE, StopReason.NO_FRE, StopReason.OUTERMOST) \
+                    or len(frames) < 2 or frames[-2].cfa is None:
+                return
+            f = frames[-2]
+            row = table.lookup(f.pc)
+            try:
+                _cfa, ra, fp = fre_rules(h, False, row.fre, abi)  # type: ignore[union-attr]
+            except (AttributeError, ValueError):
+                return
+            slots = []
+            for rule, value in ((ra, rng.choice(pcs)),
+                                (fp, rng.choice((0, STACK + 8 * rng.randrange(STACK_WORDS))))):
+                if rule is None or not rule.deref or rule.reg is not None:
+                    if not slots:  # the RA is not in a stack slot: nothing to put there
+                        return
+                    continue
+                addr = (f.cfa + rule.offset) & MASK  # type: ignore[operator]
+                if not (STACK <= addr < STACK + STACK_BYTES) or addr % 8 or addr in fixed:
+                    return
+                slots.append((addr, value))
+            for addr, value in slots:
+                fixed.add(addr)
+                self.words[(addr - STACK) // 8] = value
+            self.stack = b"".join(w.to_bytes(8, "little") for w in self.words)
 
     def request(self) -> list[int]:
         """The worker's walk request, appended to the probe PCs (signed 64-bit values)."""
