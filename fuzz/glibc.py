@@ -156,7 +156,14 @@ def ask(data: bytes, scen: glibc_walk.Scenario | None = None
     if walk is not None and scen is not None and table is not None and not errors and \
             h.flags & C.F_FDE_SORTED and canonical(h):
         ref = scen.reference(data, table)
-        keys += glibc_walk.compare(walk, ref)
+        walk_keys = glibc_walk.compare(walk, ref)
+        if not walk_keys and walk[0] > 0:
+            # The same walk with caller rows looked up at RA - 1: where it differs, the
+            # frames glibc returned came from the wrong function's row.
+            adjusted = scen.reference(data, table, ra_minus_1=True)
+            if glibc_walk.compare(walk, adjusted):
+                walk_keys = [glibc_walk.lookup_key(table, walk[1])]
+        keys += walk_keys
     return keys, reply, ref
 
 

@@ -30,6 +30,11 @@ Keys (the first applicable one; `glibc` status, as the reader keys):
 * walk:gives-up-<reason>: glibc returns 0 (DWARF fallback) where the reference's walk ends
   soundly, <reason> being how the reference ended (e.g. outermost: the v2 errata-2 "RA
   undefined" FRE, which glibc cannot read a CFA offset from).
+* walk:zero-offset-word: any of these through a row with an RA or FP word of 0 (compare);
+* walk:lookup-at-ra: none of these, but glibc's frames differ from a walk that looks a
+  caller's row up at RA - 1: a call that ends a function (noreturn: abort, __assert_fail,
+  __stack_chk_fail) has its frame unwound with the next function's row (lookup-at-ra-row:
+  the RA starts another row of the same function, which compiled code never has).
 Disagreements other than crashes and hangs are recorded only for sections sfcheck finds clean
 and laid out canonically (glibc ignores sfh_fdeoff/sfh_freoff: another layout makes its lookups
 differ, which the find:offsets-ignored key already says).
@@ -168,13 +173,31 @@ class Scenario:
         vals = [self.lo, self.hi, self.pc, self.sp, self.fp, COUNT, *self.words]
         return [WALK] + [v - (1 << 64) if v >= 1 << 63 else v for v in vals]
 
-    def reference(self, data: bytes, table: SFrameTable) -> Reference:
+    def reference(self, data: bytes, table: SFrameTable, ra_minus_1: bool = False
+                  ) -> Reference:
+        """The reference walk: glibc's exact-PC lookups, or with `ra_minus_1` a caller
+        frame's row looked up at its return address - 1, as debuggers and the DWARF
+        unwinder do (and sfcheck unwind by default)."""
         unw = Unwinder([table], WalkMemory(self.stack, data), max_frames=COUNT + 1,
-                       caller_pc_adjust=False)
+                       caller_pc_adjust=ra_minus_1)
         frames, stop = unw.unwind(Registers(self.pc, self.sp, self.fp))
         last = frames[-1]
-        return Reference([f.pc for f in frames[1:]], stop.reason,
-                         self.lo <= last.pc < self.hi, last.fp)
+        in_text = self.lo <= last.pc < self.hi
+        # Does a 0 RA/FP word matter here? An RA word always does; an FP word only if the
+        # FP is used afterwards (an FP-based CFA, or the FP == 0 test at the walk's end).
+        zero = fp_zero = False
+        fixed_ra = table.header is not None and table.header.fixed_ra != 0
+        for f in frames:
+            if f.fre is None or f.fde is None:
+                continue
+            fre = table.fde(f.fde).fres[f.fre]
+            ra_word = None if fixed_ra else fre.words[1:2]
+            fp_word = fre.words[1:2] if fixed_ra else fre.words[2:3]
+            zero = zero or ra_word == (0,) or (fp_zero and not fre.base_sp)
+            fp_zero = fp_zero or fp_word == (0,)
+        zero = zero or (fp_zero and in_text and
+                        stop.reason in (StopReason.NO_FRE, StopReason.NO_FDE))
+        return Reference([f.pc for f in frames[1:]], stop.reason, in_text, last.fp, zero)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +209,7 @@ class Reference:
     reason: StopReason
     in_text: bool
     last_fp: int | None
+    zero_word: bool = False  # a row it used has an RA or FP word of 0 (see compare)
 
 
 def fault_region(addr: int) -> str:
@@ -197,13 +221,25 @@ def fault_region(addr: int) -> str:
 
 
 def compare(walk: tuple[int, list[int]], ref: Reference) -> list[str]:
-    """The key for one walk both sides finished (none when glibc does what it should)."""
+    """The key for one walk both sides finished (none when glibc does what it should).
+
+    An RA or FP data word of 0 is "not saved" to the reference (SFRAME_FRE_RA_OFFSET_INVALID,
+    s390x's padding, applied to every ABI) and a slot at CFA + 0 to glibc; gas never writes
+    0 for AMD64 or AArch64 (CFA + 0 is in the caller's frame), so a walk through such a
+    row is keyed walk:zero-offset-word, whatever else differs."""
+    keys = _compare(walk, ref)
+    return ["walk:zero-offset-word"] if keys and ref.zero_word else keys
+
+
+def _compare(walk: tuple[int, list[int]], ref: Reference) -> list[str]:
     n, got = walk
     want, reason = ref.ras, ref.reason
     slug = reason.name.lower().replace("_", "-")
     k = min(n, len(want))
     if got[:k] != want[:k]:
         return ["walk:ra-differs"]
+    if n == COUNT and len(want) >= COUNT:  # both went to the cap (the reference's frame
+        return []  # COUNT + 1 is never looked up by glibc)
     if reason not in SOUND:
         # The reference refuses the frame after `want`: glibc may only have given up.
         return [f"walk:past-{slug}"] if n > len(want) else []
@@ -225,3 +261,18 @@ def compare(walk: tuple[int, list[int]], ref: Reference) -> list[str]:
     if n == 0:
         return [f"walk:gives-up-{slug}"]
     return ["walk:stops-early" if n < expect else "walk:more-frames"]
+
+
+def lookup_key(table: SFrameTable, ras: Sequence[int]) -> str:
+    """walk:lookup-at-ra when the first return address whose row is not the row of the byte
+    before it is in another function (or none), as after a noreturn call that ends a
+    function; else walk:lookup-at-ra-row: a row starting right at a return address with
+    another CFA rule, which a call never makes in compiled code (only hostile data has it)."""
+    def row(pc: int) -> tuple[int | None, int | None]:
+        got = table.lookup(pc & MASK)
+        return getattr(got, "fde_index", None), getattr(got, "fre_index", None)
+    for ra in ras:
+        at, before = row(ra), row(ra - 1)
+        if at != before:
+            return "walk:lookup-at-ra" if at[0] != before[0] else "walk:lookup-at-ra-row"
+    return "walk:lookup-at-ra-row"

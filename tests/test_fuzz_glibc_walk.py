@@ -37,13 +37,18 @@ def fde(start: int, *fres: object) -> FDE:
 
 
 # A: CFA = SP + 8. B: CFA = SP + 16 from offset 4, FP saved at CFA - 16. C: no row before
-# offset 4. D: CFA = FP + 16, FP at CFA - 16. E: CFA = SP + 0x7fff0000. RA at CFA - 8 (fixed).
+# offset 4. D: CFA = FP + 16, FP at CFA - 16. E: CFA = SP + 0x7fff0000. F: CFA = SP + 16
+# from offset 1 to its end, G (F's neighbour) CFA = SP + 8. H: CFA = SP + 16, FP word 0.
+# RA at CFA - 8 (fixed).
 SECTION = encode(build_section(2, C.ABI_AMD64_LE, [
     fde(0x100, make_fre(0, [8])),
     fde(0x200, make_fre(0, [8]), make_fre(4, [16, -16])),
     fde(0x300, make_fre(4, [8])),
     fde(0x400, make_fre(0, [16, -16], base_sp=False)),
     fde(0x500, make_fre(0, [0x7FFF0000])),
+    fde(0x600, make_fre(0, [8]), make_fre(1, [16])),  # F: ends with a call (noreturn)
+    fde(0x620, make_fre(0, [8])),  # G: right after F
+    fde(0x700, make_fre(0, [16, 0])),  # H: an FP word of 0
 ]))
 
 
@@ -99,3 +104,54 @@ def test_nonzero_freoff_gap_is_offsets_ignored(glibc) -> None:  # type: ignore[n
     FDEs and the FREs (sfh_freoff > num_fdes * 20), which glibc does not skip."""
     for name in ("find-different-row.bin", "find-cfa-offset.bin"):
         assert glibc.outcome((REPRO / name).read_bytes()) == ["find:offsets-ignored"]
+
+
+def test_return_address_is_looked_up_itself_not_ra_minus_1(glibc) -> None:  # type: ignore[no-untyped-def]
+    """F ends with a call that does not return (abort, __assert_fail, __stack_chk_fail): the
+    return address is G's first byte. glibc looks the RA itself up and unwinds F's frame
+    with G's row (CFA = SP + 8), reading F's return address from the wrong slot; a debugger,
+    the DWARF unwinder (_Unwind_Find_FDE gets IP - 1) and sfcheck's default walk use the row
+    of the call, F's (CFA = SP + 16)."""
+    from fuzz import glibc_walk as gw
+    from sfcheck.unwind import Registers, Unwinder
+    sec = gw.SECTION_END - len(SECTION)
+    # A's RA is F's end; F's RA is at 0x110 (C + 1), the slot below holds C + 0. Both end the
+    # walk (C has no row before offset 4 and FP is 0).
+    stack = {0x100: sec + 0x620, 0x108: sec + 0x300, 0x110: sec + 0x301}
+    keys, got, ref, _ = walk(glibc, 0x104, 0x100, 0, stack)
+    assert got == (2, [sec + 0x620, sec + 0x300])  # F's RA read from the wrong slot
+    assert ref is not None and ref.ras == got[1]  # as the exact-PC reference does
+    assert keys == ["walk:lookup-at-ra"]
+    words = [0] * gw.STACK_WORDS
+    for off, value in stack.items():
+        words[off // 8] = value
+    mem = gw.WalkMemory(b"".join(w.to_bytes(8, "little") for w in words), SECTION)
+    frames, _stop = Unwinder([SFrameTable(SECTION, vma=sec)], mem).unwind(
+        Registers(sec + 0x104, gw.STACK + 0x100, 0))
+    assert [f.pc for f in frames[1:]] == [sec + 0x620, sec + 0x301]  # the right one
+
+
+def test_walk_to_the_frame_cap_agrees(glibc) -> None:  # type: ignore[no-untyped-def]
+    """A calls itself 15 times, then returns to 0: glibc stops at its 16 frames and never
+    looks up the 17th PC, where the reference's walk ends (no object there)."""
+    from fuzz import glibc_walk as gw
+    sec = gw.SECTION_END - len(SECTION)
+    stack = {0x100 + 8 * i: sec + 0x104 for i in range(gw.COUNT - 1)}
+    keys, got, ref, _ = walk(glibc, 0x104, 0x100, 0, stack)
+    assert got == (gw.COUNT, [sec + 0x104] * (gw.COUNT - 1) + [0])
+    assert ref is not None and ref.ras == got[1] and not ref.in_text
+    assert keys == []
+
+
+def test_fp_word_zero_is_a_slot_to_glibc(glibc) -> None:  # type: ignore[no-untyped-def]
+    """H's FP word is 0: glibc loads the FP from CFA + 0, the reference keeps it (0 is
+    SFRAME_FRE_RA_OFFSET_INVALID, "not saved"); D, FP-based, then finds its RA in different
+    slots."""
+    from fuzz import glibc_walk as gw
+    sec = gw.SECTION_END - len(SECTION)
+    stack = {0x108: sec + 0x404, 0x110: gw.STACK + 0x200,  # H's RA, and CFA + 0
+             0x208: sec + 0x301, 0x308: sec + 0x300}  # D's RA, for either FP
+    keys, got, ref, _ = walk(glibc, 0x704, 0x100, gw.STACK + 0x300, stack)
+    assert got == (2, [sec + 0x404, sec + 0x301])
+    assert ref is not None and ref.ras == [sec + 0x404, sec + 0x300] and ref.zero_word
+    assert keys == ["walk:zero-offset-word"]
