@@ -159,7 +159,10 @@ GLIBC_KEYS = """Keys (fuzz/glibc.py): `crash:<signal>:<call>` glibc's reader kil
 (the section ends at a PROT_NONE page, so reads past it fault; SIGFPE is a division by zero);
 `accepts:<rule>` __sframe_decode accepts a section breaking sfcheck error rule <rule>;
 `rejects:v2` glibc refuses a v2 section sfcheck finds clean; `find:*` both accept but
-__sframe_find_fre answers a section-relative PC differently from sfcheck's reference table.
+__sframe_find_fre answers a section-relative PC differently from sfcheck's reference table
+(`find:offsets-ignored`: a non-canonical sfh_fdeoff/sfh_freoff, which glibc ignores);
+`crash:<signal>:call_walk:<where>`, `hang:call_walk` and `walk:*` are glibc's walker
+(__stacktrace_sframe) against sfcheck's reference unwinder on the same stack (fuzz/glibc_walk.py).
 Status `glibc`: glibc's behaviour, for the write-up (not an sfcheck failure). "first found" is
 seconds from the job's start."""
 
