@@ -35,6 +35,10 @@ class SectionContext:
     relocatable: bool = False
     # Generic rules a recognised known defect explains (rules/defect.py): not reported.
     claimed: set[str] = field(default_factory=set)
+    # Set by the structure check (section.py): every FDE and its FRE block decoded, and the
+    # blocks walked fit the FRE sub-section, so a later walk of the same bytes (the
+    # .eh_frame cross-check's) cannot stop early and may skip the blocks it does not need.
+    fres_walked: bool = False
     # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
     # the options alone, and a damaged section emits the same rule many times.
     decided: dict[tuple[str, Severity], Severity | None] = field(default_factory=dict,

@@ -69,6 +69,9 @@ def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
         _walk_fdes(ctx, h, dec, readable, st, fast)
     if st.complete:
         L.check_totals(ctx, h, st.total_fres, st.walked)
+    # st.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
+    # within fre_len its budget is never exceeded either.
+    ctx.fres_walked = st.complete and st.walked <= h.fre_len
     L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges)
     L.check_trailing(ctx, h)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import add, itemgetter
 
 from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
 from ...elf import ElfSFrameInfo
@@ -92,8 +94,11 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
             continue
         facts = Facts(h, abi, section_of)
         budget = Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
+        # The structure check walked these very bytes without error: the walk here cannot
+        # stop early, so blocks of FDEs nothing overlaps need not be walked again.
+        walked = ctx.fres_walked and data == ctx.data
         try:
-            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data)
+            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data, walked)
         except (DecodeError, _Stop):
             continue  # the structural rules report a DecodeError; _Stop: reported
 
@@ -114,6 +119,33 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
         else:
             first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+
+
+def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> Iterator[int]:
+    """FDEs (indices, ascending) whose [start, start + size) meets an .eh_frame FDE: a
+    superset of those _SectionPass.overlapping() finds anything for. Each FDE is tested
+    against the union of the .eh_frame ranges, merged, with C-level calls in bulk."""
+    if not ehs:
+        return iter(())
+    lo: list[int] = []
+    hi: list[int] = []
+    for e in ehs:  # sorted by start: merge into disjoint [lo, hi] ranges
+        # An empty (or inverted) FDE is still found strictly inside an SFrame FDE: a point.
+        end = max(e.start, e.end)
+        if hi and e.start <= hi[-1]:
+            hi[-1] = max(hi[-1], end)
+        else:
+            lo.append(e.start)
+            hi.append(end)
+    # j: the last merged range starting at or before the FDE's start (-1: none). The FDE
+    # meets the union iff range j reaches past its start or range j + 1 starts before its
+    # end (later ranges start later still).
+    ends = list(map(add, starts, sizes))
+    js = list(map(bisect_right, repeat(lo), starts))
+    lo.append(1 << 128)  # sentinel: "range j + 1" past the last starts beyond every end
+    hi.insert(0, -(1 << 128))  # hi[j] of the range before the FDE, j shifted by one
+    return (i for i, (j, s, e) in enumerate(zip(js, starts, ends, strict=True))
+            if hi[j] > s or lo[j] < e)
 
 
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
@@ -139,6 +171,7 @@ class _SectionPass:
     `fast` off takes the exact path for every FDE (the tests compare both)."""
 
     fast = True
+    share = True  # off: walk every FRE block even when the structure check has (tests)
 
     def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
                  eh_starts: list[int], covered: list[int], budget: Budget) -> None:
@@ -148,10 +181,99 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
+        self.found: dict[int, list[EhFde]] = {}  # FDE -> its overlaps, found ahead of its walk
 
-    def run(self, data: bytes) -> None:
+    def run(self, data: bytes, walked: bool = False) -> None:
+        """`walked`: the structure check walked every FRE block of `data` cleanly (see
+        SectionContext.fres_walked), so the walk here would not stop before the last FDE."""
         self.dec = Decoder(data)
-        FreBlocks(self.dec).run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+        blocks = FreBlocks(self.dec)
+        if not (walked and self.fast and self.share):
+            blocks.run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+            return
+        self.shared(blocks)
+
+    def shared(self, blocks: FreBlocks) -> None:
+        """What run() reports, FDE by FDE in the same order, with FRE blocks walked only for
+        FDEs some .eh_frame FDE overlaps (runs of them at a time); the rest cost their
+        start, size and coverage finding. Valid only when no walk stops early."""
+        recs = blocks.recs
+        n = len(recs)
+        base, stride = self.h.start_base(self.rel, True)
+        first = self.vma + base
+        starts = list(map(add, map(itemgetter(0), recs), range(first, first + n * stride,
+                                                                stride)
+                          if stride else repeat(first, n)))
+        sizes = list(map(itemgetter(1), recs))
+        ehs, eh_starts, found = self.ehs, self.eh_starts, self.found
+        m = len(ehs)
+        on_tokens, on_decoded = self.on_found_tokens, self.on_found_decoded
+        run_a = run_b = 0  # [run_a, run_b): FDEs with overlaps, not walked yet
+        for i in _maybe_overlapping(ehs, starts, sizes):
+            # overlapping(), without counting coverage: that happens as each FDE is reported
+            start = starts[i]
+            end = start + sizes[i]
+            k = max(bisect_right(eh_starts, start) - 1, 0)
+            hits = []
+            while k < m and ehs[k].start < end:
+                if ehs[k].end > start:
+                    hits.append(k)
+                k += 1
+            if not hits:
+                continue
+            if i != run_b:  # FDEs run_b..i-1 overlap nothing
+                blocks.run(run_a, run_b, on_tokens, on_decoded)
+                self.uncovered_run(run_b, i, starts, sizes)
+                run_a = i
+            found[i] = hits
+            run_b = i + 1
+        blocks.run(run_a, run_b, on_tokens, on_decoded)
+        self.uncovered_run(run_b, n, starts, sizes)
+
+    def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
+        """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
+        ctx = self.ctx
+        for i in range(a, b):
+            if not sizes[i]:
+                continue
+            if _count_only(ctx, NO_EH_FDE):
+                # From here on _count_only would say the same for each FDE of nonzero size
+                # (it just counted this one): count the others at once.
+                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
+                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
+                    ctx.counts[NO_EH_FDE.id] += b - i - 1 - sizes[i + 1:b].count(0)
+                return
+            start = starts[i]
+            ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + sizes[i]:#x}) of this function is "
+                     "covered by no .eh_frame FDE", fde=i, pc=start)
+
+    def cover(self, hits: list[int], start: int, end: int) -> list[EhFde]:
+        """The .eh_frame FDEs `hits` (indices) overlapping [start, end); counts the bytes."""
+        ehs, covered = self.ehs, self.covered
+        out = []
+        for k in hits:
+            e = ehs[k]
+            covered[k] += min(end, e.end) - max(start, e.start)
+            out.append(e)
+        return out
+
+    def on_found_tokens(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                        toks: Tokens) -> None:
+        start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
+        self.overlapped(i, start, rec[1], self.cover(self.found.pop(i), start, start + rec[1]),
+                        (info, info2, asz, toks))
+
+    def on_found_decoded(self, i: int, fde: FDE) -> None:
+        start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
+        self.exact(i, start, fde, self.cover(self.found.pop(i), start, start + fde.size))
+
+    def overlapped(self, i: int, start: int, size: int, overlaps: list[EhFde],
+                   raw: tuple[int, int, int, Tokens]) -> None:
+        """on_tokens() for an FDE with overlaps: settled, else compared exactly."""
+        if len(overlaps) == 1 and self.settle.quiet(start, size, *raw, overlaps[0]):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), overlaps)
 
     def overlapping(self, start: int, end: int) -> list[EhFde]:
         """The .eh_frame FDEs overlapping [start, end); counts the bytes they cover."""
@@ -173,11 +295,7 @@ class _SectionPass:
         if not overlaps and self.fast:
             self.uncovered(i, start, rec[1])
             return
-        if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
-                                                    overlaps[0]):
-            return
-        assert self.dec is not None
-        self.exact(i, start, self.dec.fde(i), overlaps)
+        self.overlapped(i, start, rec[1], overlaps, (info, info2, asz, toks))
 
     def on_decoded(self, i: int, fde: FDE) -> None:
         start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
