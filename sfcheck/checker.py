@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from . import rules  # noqa: F401  (registers every rule)
-from .elf import Buffer, ElfError, FuncSymbol, load_elf
+from .elf import Buffer, ElfError, FuncSymbol, addresses, load_elf
 from .format.model import Header
 from .profiles import PROFILES
 from .result import FileResult, Finding, Location, SectionSummary, Severity
@@ -157,7 +157,7 @@ def name_functions(findings: list[Finding], symbols: Sequence[FuncSymbol]) -> li
     symbol containing it (aliases share a start, so a few before the nearest are tried)."""
     if not symbols or not any(f.location.pc is not None for f in findings):
         return findings
-    starts = [s.addr for s in symbols]
+    starts = addresses(symbols)
     out = []
     for f in findings:
         pc = f.location.pc

@@ -23,8 +23,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress, islice, repeat
+from operator import add, and_, eq, lshift, lt, rshift, sub
 from typing import Literal
 
 from sfcheck.elfmodel import (
@@ -250,6 +253,103 @@ def string_at(table: bytes, off: int) -> str:
     if end >= 0:
         return table[off:end].decode("utf-8", "replace")
     return table[off : off + MAX_SYMBOL_NAME].decode("utf-8", "replace") + CUT_MARK
+
+
+class FuncSymbols(Sequence[FuncSymbol]):
+    """The STT_FUNC/STT_GNU_IFUNC symbols of one symbol table, defined in a section, in
+    the order (address, -size, name), read on first use: a file whose findings name no
+    function never pays for its symbol table. Addresses and sizes are read column-wise
+    in bulk; a FuncSymbol (and its name) is made only for the entries asked for.
+
+    `bases` (a .o's layout) places each symbol at its section's address."""
+
+    __slots__ = ("_raw", "_strtab", "_order", "_is64", "_bases", "_cols")
+    # info byte -> 1 for STT_FUNC (2) and STT_GNU_IFUNC (10)
+    _FUNC_TYPE = bytes(1 if i & 0xF in (2, 10) else 0 for i in range(256))
+
+    def __init__(self, raw: bytes, strtab: bytes, order: str, is64: bool,
+                 bases: dict[int, int] | None) -> None:
+        self._raw, self._strtab, self._order, self._is64 = raw, strtab, order, is64
+        self._bases = bases
+        self._cols: tuple[list[int], list[int], list[int]] | None = None
+
+    @property
+    def addrs(self) -> list[int]:
+        """Every symbol's address, in order (for bisect)."""
+        return self._columns()[0]
+
+    def __len__(self) -> int:
+        return len(self._columns()[0])
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        addrs, sizes, offs = self._columns()
+        return FuncSymbol(addrs[i], sizes[i], string_at(self._strtab, offs[i]) or "?")
+
+    def __iter__(self) -> Iterator[FuncSymbol]:
+        return map(self.__getitem__, range(len(self)))
+
+    def _columns(self) -> tuple[list[int], list[int], list[int]]:
+        if self._cols is None:
+            self._cols = self._read()
+        return self._cols
+
+    def _read(self) -> tuple[list[int], list[int], list[int]]:
+        """(addresses, sizes, name offsets) of the kept symbols, sorted."""
+        entsize = 24 if self._is64 else 16
+        body = self._raw[entsize:]  # entry 0 is the null symbol
+        if self._is64 and self._order == "<" and sys.byteorder == "little":
+            # st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size
+            q = memoryview(body).cast("Q")
+            heads = q[0::3].tolist()
+            values, sizes = q[1::3].tolist(), q[2::3].tolist()
+            infos = body[4::24]
+            shndx = list(map(rshift, heads, repeat(48)))
+            names = list(map(and_, heads, repeat(0xFFFFFFFF)))
+        else:
+            fmt = self._order + ("IBBHQQ" if self._is64 else "IIIBBH")
+            cols = list(zip(*struct.iter_unpack(fmt, body), strict=True)) or [()] * 6
+            if self._is64:
+                names, info_t, _o, shndx, values, sizes = map(list, cols)
+            else:
+                names, values, sizes, info_t, _o, shndx = map(list, cols)
+            infos = bytes(info_t)
+        n = len(names)
+        # SHN_UNDEF < shndx < SHN_LORESERVE, as (shndx - 1) mod 2**16 < SHN_LORESERVE - 1
+        in_section = map(lt, map(and_, map(sub, shndx, repeat(1, n)), repeat(0xFFFF, n)),
+                         repeat(SHN_LORESERVE - 1, n))
+        keep = bytes(map(and_, infos.translate(self._FUNC_TYPE), in_section))
+        addrs = list(compress(values, keep))
+        if self._bases is not None:
+            addrs = list(map(add, addrs, map(self._bases.get, compress(shndx, keep),
+                                             repeat(0))))
+        sizes = list(compress(sizes, keep))
+        offs = list(compress(names, keep))
+        # (address, -size) as one integer per symbol (sizes are below 2**64)
+        keys = list(map(sub, map(lshift, addrs, repeat(64)), sizes))
+        if all(map(lt, keys, islice(keys, 1, None))):
+            return addrs, sizes, offs  # already in order, no ties
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        sk = list(map(keys.__getitem__, order))
+        ties = list(compress(range(len(sk) - 1), map(eq, sk, islice(sk, 1, None))))
+        k = 0
+        while k < len(ties):  # equal (address, size): by name (aliases), stably
+            a = b = ties[k]
+            while k < len(ties) and ties[k] == b:
+                b += 1
+                k += 1
+            order[a:b + 1] = sorted(order[a:b + 1],
+                                    key=lambda j: string_at(self._strtab, offs[j]) or "?")
+        return ([addrs[j] for j in order], [sizes[j] for j in order],
+                [offs[j] for j in order])
+
+
+def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
+    """The symbols' addresses, in order (without making every FuncSymbol)."""
+    if isinstance(symbols, FuncSymbols):
+        return symbols.addrs
+    return [s.addr for s in symbols]
 
 
 class _Loader:
@@ -535,8 +635,9 @@ class _Loader:
 
     def _func_symbols(
         self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int] | None
-    ) -> tuple[FuncSymbol, ...]:
-        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address.
+    ) -> Sequence[FuncSymbol]:
+        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address
+        (FuncSymbols: the tables are copied here, read when first used).
 
         In a .o, ``bases`` places each symbol at its section's layout address (None: the
         stored st_value, which is what findings' PCs in a .o are).  At most MAX_SYMBOLS
@@ -553,21 +654,8 @@ class _Loader:
         raw = self._section_bytes(st, names[st.index])
         raw = raw[: (min(len(raw), MAX_SYMBOLS * entsize) // entsize) * entsize]
         strtab = self._section_bytes(shdrs[st.link], names[st.link])
-        fmt = self.order + ("IBBHQQ" if self.elfclass == 64 else "IIIBBH")
-        rel = self.is_rel and bases is not None
-        out = []
-        for entry in struct.iter_unpack(fmt, raw[entsize:]):
-            if self.elfclass == 64:
-                name_off, info, _o, shndx, value, size = entry
-            else:
-                name_off, value, size, info, _o, shndx = entry
-            # STT_FUNC or STT_GNU_IFUNC, defined in a section
-            if info & 0xF not in (2, 10) or not SHN_UNDEF < shndx < SHN_LORESERVE:
-                continue
-            addr = value + (bases.get(shndx, 0) if rel and bases is not None else 0)
-            out.append(FuncSymbol(addr, size, string_at(strtab, name_off) or "?"))
-        out.sort(key=lambda f: (f.addr, -f.size, f.name))
-        return tuple(out)
+        return FuncSymbols(raw, strtab, self.order, self.elfclass == 64,
+                           bases if self.is_rel else None)
 
     def _cfi_view(
         self, shdrs: list[_Shdr], names: list[str], sections: list[SFrameSection]
@@ -676,7 +764,7 @@ class _Loader:
         ranges.sort(key=lambda r: (r.start, r.end, r.name))
         self.text_ranges = ranges
         view = self._cfi_view(shdrs, names, sections) if cfi else None
-        symbols: tuple[FuncSymbol, ...] = ()
+        symbols: Sequence[FuncSymbol] = ()
         if any(sec.data for sec in sections):
             if view is not None and not is_rel:
                 symbols = view.symbols  # the same table at the same addresses

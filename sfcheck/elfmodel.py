@@ -4,6 +4,7 @@ context the checker and the unwinder need (text ranges, load segments, symbols, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -78,7 +79,7 @@ class CfiView:
     eh_frame: bytes | None  # None: the file has no .eh_frame
     eh_frame_vma: int
     sframe: tuple[tuple[int, bytes], ...]  # per ElfSFrameInfo.sections: (vma, data)
-    symbols: tuple[FuncSymbol, ...]  # sorted by address
+    symbols: Sequence[FuncSymbol]  # sorted by address (elf.FuncSymbols: read on first use)
     text_ranges: tuple[TextRange, ...]
     error: str | None = None  # why .eh_frame could not be prepared
 
@@ -100,7 +101,7 @@ class ElfSFrameInfo:
     cfi: CfiView | None = None  # only when load_elf(..., cfi=True)
     # Function symbols at their stored st_value (what findings' PCs are named with),
     # sorted; read only for files with SFrame data, and () when the tables are unusable.
-    symbols: tuple[FuncSymbol, ...] = ()
+    symbols: Sequence[FuncSymbol] = ()
     # A separate debug file (objcopy --only-keep-debug): every allocated section except
     # notes is SHT_NOBITS, so section and segment headers describe bytes not in this file.
     debug_only: bool = False

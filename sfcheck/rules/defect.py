@@ -8,7 +8,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 from __future__ import annotations
 
 from ..dwarf.cfi import UNDEFINED, EhFde
-from ..elf import ElfSFrameInfo
+from ..elf import ElfSFrameInfo, addresses
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import Abi
@@ -207,7 +207,7 @@ def check_raw_copy(ctx: SectionContext, h: Header, info: ElfSFrameInfo) -> bool:
     if h.pcrel or ctx.relocatable or info.e_type == "ET_REL" or not h.num_fdes:
         return False
     view = info.cfi
-    starts = {s.addr for s in view.symbols} if view else set()
+    starts = set(addresses(view.symbols)) if view else set()
     if not starts:
         return False
     try:  # the start fields only: no FRE is decoded

@@ -9,7 +9,7 @@ from itertools import repeat
 from operator import add, itemgetter
 
 from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
-from ...elf import ElfSFrameInfo
+from ...elf import ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
@@ -103,11 +103,13 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
             continue  # the structural rules report a DecodeError; _Stop: reported
 
     symbols = view.symbols
-    addrs = [s.addr for s in symbols]
+    addrs: list[int] | None = None  # read when a finding names the first function
     for e, got in zip(ehs, covered, strict=True):
         size = e.end - e.start
         if size <= 0 or got >= size:
             continue
+        if addrs is None:
+            addrs = addresses(symbols)
         name = func_name(symbols, addrs, e.start, section_of)
         where = f"{name} [{e.start:#x}, {e.end:#x}) (.eh_frame+{e.offset:#x})"
         if got == 0:
