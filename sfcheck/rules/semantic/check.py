@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import repeat
-from operator import add, itemgetter
+from operator import add, gt, itemgetter, lt, or_
 
 from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
 from ...elf import ElfSFrameInfo, addresses
@@ -18,6 +18,7 @@ from ...format.model import FDE, Header
 from ...result import Severity
 from ..context import MAX_PER_RULE, SectionContext
 from ..registry import Rule as RuleDef
+from ..section import block_ends
 from .catalog import (
     CFA_MISMATCH,
     CLASSIFIERS,
@@ -123,12 +124,13 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
-def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> Iterator[int]:
-    """FDEs (indices, ascending) whose [start, start + size) meets an .eh_frame FDE: a
-    superset of those _SectionPass.overlapping() finds anything for. Each FDE is tested
-    against the union of the .eh_frame ranges, merged, with C-level calls in bulk."""
+def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
+    """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
+    _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
+    of the .eh_frame ranges, merged, with C-level calls in bulk."""
+    n = len(starts)
     if not ehs:
-        return iter(())
+        return bytes(n)
     lo: list[int] = []
     hi: list[int] = []
     for e in ehs:  # sorted by start: merge into disjoint [lo, hi] ranges
@@ -139,15 +141,14 @@ def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) ->
         else:
             lo.append(e.start)
             hi.append(end)
-    # j: the last merged range starting at or before the FDE's start (-1: none). The FDE
-    # meets the union iff range j reaches past its start or range j + 1 starts before its
-    # end (later ranges start later still).
-    ends = list(map(add, starts, sizes))
+    # j: how many merged ranges start at or before the FDE's start. The FDE meets the
+    # union iff range j - 1 reaches past its start or range j starts before its end
+    # (later ranges start later still).
     js = list(map(bisect_right, repeat(lo), starts))
-    lo.append(1 << 128)  # sentinel: "range j + 1" past the last starts beyond every end
-    hi.insert(0, -(1 << 128))  # hi[j] of the range before the FDE, j shifted by one
-    return (i for i, (j, s, e) in enumerate(zip(js, starts, ends, strict=True))
-            if hi[j] > s or lo[j] < e)
+    lo.append(1 << 128)  # sentinel: no range j
+    hi.insert(0, -(1 << 128))  # no range j - 1 (hi shifted by one: hi[j] is range j - 1's)
+    return bytes(map(or_, map(gt, map(hi.__getitem__, js), starts),
+                     map(lt, map(lo.__getitem__, js), map(add, starts, sizes))))
 
 
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
@@ -183,13 +184,19 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
-        self.found: dict[int, list[EhFde]] = {}  # FDE -> its overlaps, found ahead of its walk
 
     def run(self, data: bytes, walked: bool = False) -> None:
         """`walked`: the structure check walked every FRE block of `data` cleanly (see
         SectionContext.fres_walked), so the walk here would not stop before the last FDE."""
         self.dec = Decoder(data)
         blocks = FreBlocks(self.dec)
+        # Blocks out of table order (gcc's .cold parts) are walked as tokens too, not sent
+        # to the decoder and the exact comparison: a block walked as tokens is exactly its
+        # FREs and is charged its own length either way, so the walk stops where it did.
+        by_offset = block_ends(self.dec.data, self.dec.header, self.h.num_fdes,
+                               self.dec.fre_limit)
+        if by_offset is not None:
+            blocks.nexts = by_offset
         if not (walked and self.fast and self.share):
             blocks.run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
             return
@@ -197,8 +204,9 @@ class _SectionPass:
 
     def shared(self, blocks: FreBlocks) -> None:
         """What run() reports, FDE by FDE in the same order, with FRE blocks walked only for
-        FDEs some .eh_frame FDE overlaps (runs of them at a time); the rest cost their
-        start, size and coverage finding. Valid only when no walk stops early."""
+        runs of FDEs that may meet an .eh_frame FDE (the walk's own callbacks decide, as in
+        run()); the others cost their start, size and coverage finding. Valid only when no
+        walk stops early."""
         recs = blocks.recs
         n = len(recs)
         base, stride = self.h.start_base(self.rel, True)
@@ -207,30 +215,19 @@ class _SectionPass:
                                                                 stride)
                           if stride else repeat(first, n)))
         sizes = list(map(itemgetter(1), recs))
-        ehs, eh_starts, found = self.ehs, self.eh_starts, self.found
-        m = len(ehs)
-        on_tokens, on_decoded = self.on_found_tokens, self.on_found_decoded
-        run_a = run_b = 0  # [run_a, run_b): FDEs with overlaps, not walked yet
-        for i in _maybe_overlapping(ehs, starts, sizes):
-            # overlapping(), without counting coverage: that happens as each FDE is reported
-            start = starts[i]
-            end = start + sizes[i]
-            k = max(bisect_right(eh_starts, start) - 1, 0)
-            hits = []
-            while k < m and ehs[k].start < end:
-                if ehs[k].end > start:
-                    hits.append(k)
-                k += 1
-            if not hits:
-                continue
-            if i != run_b:  # FDEs run_b..i-1 overlap nothing
-                blocks.run(run_a, run_b, on_tokens, on_decoded)
-                self.uncovered_run(run_b, i, starts, sizes)
-                run_a = i
-            found[i] = hits
-            run_b = i + 1
-        blocks.run(run_a, run_b, on_tokens, on_decoded)
-        self.uncovered_run(run_b, n, starts, sizes)
+        maybe = _maybe_overlapping(self.ehs, starts, sizes)
+        i = 0
+        while i < n:  # alternate runs: FDEs that overlap nothing, FDEs that may
+            j = maybe.find(1, i)
+            if j < 0:
+                j = n
+            self.uncovered_run(i, j, starts, sizes)
+            if j == n:
+                break
+            i = maybe.find(0, j)
+            if i < 0:
+                i = n
+            blocks.run(j, i, self.on_tokens, self.on_decoded)
 
     def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
@@ -248,26 +245,6 @@ class _SectionPass:
             start = starts[i]
             ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + sizes[i]:#x}) of this function is "
                      "covered by no .eh_frame FDE", fde=i, pc=start)
-
-    def cover(self, hits: list[int], start: int, end: int) -> list[EhFde]:
-        """The .eh_frame FDEs `hits` (indices) overlapping [start, end); counts the bytes."""
-        ehs, covered = self.ehs, self.covered
-        out = []
-        for k in hits:
-            e = ehs[k]
-            covered[k] += min(end, e.end) - max(start, e.start)
-            out.append(e)
-        return out
-
-    def on_found_tokens(self, i: int, rec: tuple, info: int, info2: int, asz: int,
-                        toks: Tokens) -> None:
-        start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
-        self.overlapped(i, start, rec[1], self.cover(self.found.pop(i), start, start + rec[1]),
-                        (info, info2, asz, toks))
-
-    def on_found_decoded(self, i: int, fde: FDE) -> None:
-        start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
-        self.exact(i, start, fde, self.cover(self.found.pop(i), start, start + fde.size))
 
     def overlapped(self, i: int, start: int, size: int, overlaps: list[EhFde],
                    raw: tuple[int, int, int, Tokens]) -> None:
