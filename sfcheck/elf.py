@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
-from operator import add, and_, eq, lshift, lt, rshift, sub
+from operator import add, and_, eq, itemgetter, lshift, lt, rshift, sub
 from typing import Literal
 
 from sfcheck.elfmodel import (
@@ -341,8 +341,8 @@ class FuncSymbols(Sequence[FuncSymbol]):
                 k += 1
             order[a:b + 1] = sorted(order[a:b + 1],
                                     key=lambda j: string_at(self._strtab, offs[j]) or "?")
-        return ([addrs[j] for j in order], [sizes[j] for j in order],
-                [offs[j] for j in order])
+        pick = itemgetter(*order)  # (at least two symbols here: else they are in order)
+        return list(pick(addrs)), list(pick(sizes)), list(pick(offs))
 
 
 def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:

@@ -39,6 +39,9 @@ class SectionContext:
     # blocks walked fit the FRE sub-section, so a later walk of the same bytes (the
     # .eh_frame cross-check's) cannot stop early and may skip the blocks it does not need.
     fres_walked: bool = False
+    # Where each FDE's FRE block ends when the blocks are out of table order (section.py's
+    # block_ends, kept for the cross-check's walk of the same bytes); None: table order.
+    block_ends: list[int] | None = field(default=None, repr=False)
     # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
     # the options alone, and a damaged section emits the same rule many times.
     decided: dict[tuple[str, Severity], Severity | None] = field(default_factory=dict,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 from array import array
-from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import accumulate, islice, repeat
@@ -114,6 +113,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     (tests/test_fastpath_equivalence.py).
     """
     if readable < FAST_MIN or not fast:
+        ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)  # (cross-check)
         for i in range(readable):
             _exact_fde(ctx, h, dec, i, st)
         return
@@ -121,7 +121,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     # Where each block ends: at the next block by offset. In table order (what linkers
     # mostly write) that is the next FDE's; gcc's .cold parts put blocks out of table
     # order, which the fast path then walks too instead of sending them to _exact_fde.
-    by_offset = block_ends(ctx.data, h, readable, dec.fre_limit)
+    by_offset = ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)
     prev_pc: int | None = None
     carry = False
     for a in range(0, readable, CHUNK):
@@ -173,8 +173,10 @@ def block_ends(data: bytes, h: Header, readable: int, limit: int) -> list[int] |
     if all(map(lt, offs, islice(offs, 1, None))):
         return None
     srt = sorted(set(offs))
-    ends = [*map(add, srt, repeat(h.fres_start)), limit]
-    return list(map(ends.__getitem__, map(bisect_right, repeat(srt), offs)))
+    # the last offset is left out by zip (shorter second argument): it ends at `limit`
+    nxt = dict(zip(srt, map(add, islice(srt, 1, None), repeat(h.fres_start)), strict=False))
+    nxt[srt[-1]] = limit
+    return list(map(nxt.__getitem__, offs))
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:

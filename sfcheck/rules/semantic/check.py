@@ -193,8 +193,11 @@ class _SectionPass:
         # Blocks out of table order (gcc's .cold parts) are walked as tokens too, not sent
         # to the decoder and the exact comparison: a block walked as tokens is exactly its
         # FREs and is charged its own length either way, so the walk stops where it did.
-        by_offset = block_ends(self.dec.data, self.dec.header, self.h.num_fdes,
-                               self.dec.fre_limit)
+        if walked:  # the structure check's, for the same bytes and every FDE
+            by_offset = self.ctx.block_ends
+        else:
+            by_offset = block_ends(self.dec.data, self.dec.header, self.h.num_fdes,
+                                   self.dec.fre_limit)
         if by_offset is not None:
             blocks.nexts = by_offset
         if not (walked and self.fast and self.share):
