@@ -181,3 +181,34 @@ def test_blocks_out_of_table_order(monkeypatch) -> None:
             slow = check_elf(bytes(raw))
         assert [f.text() for f in fast.findings] == [f.text() for f in slow.findings], path
     assert permuted > 20 and settled > 100
+
+
+def test_single_overlaps_as_the_loop_finds_them() -> None:
+    """The bulk index of the one overlapping .eh_frame FDE is what overlapping() finds
+    (nested, touching, empty and duplicate FDEs included)."""
+    from types import SimpleNamespace
+
+    rng = random.Random(9)
+    hits = 0
+    for _ in range(400):
+        ehs = sorted((SimpleNamespace(start=s, end=s + rng.choice([0, 1, 8, 16, 40, 100]))
+                      for s in (rng.randrange(0, 200, rng.choice([1, 8]))
+                                for _ in range(rng.randrange(6)))),
+                     key=lambda e: (e.start, e.end))
+        eh_starts = [e.start for e in ehs]
+        starts = [rng.randrange(-10, 250, rng.choice([1, 8])) for _ in range(40)]
+        sizes = [rng.choice([0, 1, 8, 16, 40]) for _ in range(40)]
+        got = semantic_check._single_overlaps(eh_starts, ehs, starts, sizes)  # type: ignore[arg-type]
+        for i, (s, n) in enumerate(zip(starts, sizes, strict=True)):
+            k = max(semantic_check.bisect_right(eh_starts, s) - 1, 0)
+            found = []
+            while k < len(ehs) and ehs[k].start < s + n:
+                if ehs[k].end > s:
+                    found.append(k)
+                k += 1
+            if got[i] >= 0:  # -1: not decided in bulk, the loop runs
+                assert found == [got[i]]
+                hits += 1
+            elif len(found) == 1 and ehs[found[0]].start == s and ehs[found[0]].end == s + n:
+                raise AssertionError("the common case, one .eh_frame FDE alike, is decided")
+    assert hits > 1000

@@ -6,7 +6,7 @@ import gc
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
-from operator import add, gt, itemgetter, lt, or_
+from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
 from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
 from ...elf import ElfSFrameInfo, addresses
@@ -124,6 +124,27 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
+def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
+                     sizes: list[int]) -> list[int]:
+    """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
+    that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
+    k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
+    when ehs[k] meets [start, end) and ehs[k + 1] starts at or after `end`."""
+    m, n = len(ehs), len(starts)
+    if not m:
+        return [-1] * n
+    ks = list(map(max, map(sub, map(bisect_right, repeat(eh_starts), starts), repeat(1, n)),
+                  repeat(0, n)))
+    ends = list(map(add, starts, sizes))
+    eh_ends = [e.end for e in ehs]
+    after = [*eh_starts[1:], 1 << 128]  # the next .eh_frame FDE's start (none: beyond all)
+    alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
+                          map(gt, map(eh_ends.__getitem__, ks), starts)),
+                map(ge, map(after.__getitem__, ks), ends))
+    # (k + 1) * alone - 1: k, or -1
+    return list(map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
+
+
 def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
     """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
     _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
@@ -184,6 +205,8 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
+        self.starts: list[int] = []  # the shared walk's: every FDE's start
+        self.single: list[int] = []  # and the one .eh_frame FDE overlapping it, or -1
 
     def run(self, data: bytes, walked: bool = False) -> None:
         """`walked`: the structure check walked every FRE block of `data` cleanly (see
@@ -218,7 +241,12 @@ class _SectionPass:
                                                                 stride)
                           if stride else repeat(first, n)))
         sizes = list(map(itemgetter(1), recs))
-        maybe = _maybe_overlapping(self.ehs, starts, sizes)
+        self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
+                                                            sizes)
+        # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
+        maybe = (_maybe_overlapping(self.ehs, starts, sizes) if -1 in self.single
+                 else b"\x01" * n)
+        on_tokens, on_decoded = self.on_tokens_single, self.on_decoded_single
         i = 0
         while i < n:  # alternate runs: FDEs that overlap nothing, FDEs that may
             j = maybe.find(1, i)
@@ -230,7 +258,7 @@ class _SectionPass:
             i = maybe.find(0, j)
             if i < 0:
                 i = n
-            blocks.run(j, i, self.on_tokens, self.on_decoded)
+            blocks.run(j, i, on_tokens, on_decoded)
 
     def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
@@ -248,6 +276,30 @@ class _SectionPass:
             start = starts[i]
             ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + sizes[i]:#x}) of this function is "
                      "covered by no .eh_frame FDE", fde=i, pc=start)
+
+    def on_tokens_single(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                         toks: Tokens) -> None:
+        """on_tokens() in the shared walk: the FDE's start and, when one .eh_frame FDE alone
+        overlaps it, that FDE's index were found in bulk (_single_overlaps)."""
+        k = self.single[i]
+        if k < 0:
+            self.on_tokens(i, rec, info, info2, asz, toks)
+            return
+        e, start, size = self.ehs[k], self.starts[i], rec[1]
+        self.covered[k] += min(start + size, e.end) - max(start, e.start)
+        if self.settle.quiet(start, size, info, info2, asz, toks, e):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), [e])
+
+    def on_decoded_single(self, i: int, fde: FDE) -> None:
+        k = self.single[i]
+        if k < 0:
+            self.on_decoded(i, fde)
+            return
+        e, start = self.ehs[k], self.starts[i]
+        self.covered[k] += min(start + fde.size, e.end) - max(start, e.start)
+        self.exact(i, start, fde, [e])
 
     def overlapped(self, i: int, start: int, size: int, overlaps: list[EhFde],
                    raw: tuple[int, int, int, Tokens]) -> None:
