@@ -24,6 +24,7 @@ import mmap
 import os
 import struct
 import sys
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
@@ -263,7 +264,7 @@ class FuncSymbols(Sequence[FuncSymbol]):
 
     `bases` (a .o's layout) places each symbol at its section's address."""
 
-    __slots__ = ("_raw", "_strtab", "_order", "_is64", "_bases", "_cols")
+    __slots__ = ("_raw", "_strtab", "_order", "_is64", "_bases", "_flat", "_cols")
     # info byte -> 1 for STT_FUNC (2) and STT_GNU_IFUNC (10)
     _FUNC_TYPE = bytes(1 if i & 0xF in (2, 10) else 0 for i in range(256))
 
@@ -271,7 +272,8 @@ class FuncSymbols(Sequence[FuncSymbol]):
                  bases: dict[int, int] | None) -> None:
         self._raw, self._strtab, self._order, self._is64 = raw, strtab, order, is64
         self._bases = bases
-        self._cols: tuple[list[int], list[int], list[int]] | None = None
+        self._flat: tuple[list[int], list[int], list[int]] | None = None  # table order
+        self._cols: tuple[list[int], list[int], list[int]] | None = None  # sorted
 
     @property
     def addrs(self) -> list[int]:
@@ -279,7 +281,7 @@ class FuncSymbols(Sequence[FuncSymbol]):
         return self._columns()[0]
 
     def __len__(self) -> int:
-        return len(self._columns()[0])
+        return len(self._unsorted()[0])  # (as many, sorted or not)
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
@@ -295,8 +297,59 @@ class FuncSymbols(Sequence[FuncSymbol]):
             self._cols = self._read()
         return self._cols
 
-    def _read(self) -> tuple[list[int], list[int], list[int]]:
-        """(addresses, sizes, name offsets) of the kept symbols, sorted."""
+    def name(self, off: int) -> str:
+        return string_at(self._strtab, off) or "?"
+
+    def names_at(self, pcs: list[int], targeted: bool | None = None) -> list[str | None]:
+        """Per PC, what checker.name_functions finds for it in this sorted table (the first
+        of the (up to) 8 symbols at or before it, nearest first, that contains it), without
+        sorting the whole table when it is not sorted yet: only the symbols whose address
+        is one of those 8 positions' are ordered, and placed by their rank. `targeted`
+        forces that way (True) or the whole sort (False); by default the whole sort is
+        taken when done already or when the PCs are many for the table."""
+        if targeted is None:
+            targeted = self._cols is None and len(pcs) * 64 <= len(self._unsorted()[0])
+        if not targeted:
+            syms, starts = self, self.addrs
+            out: list[str | None] = []
+            for pc in pcs:
+                k = bisect_right(starts, pc) - 1
+                out.append(next((sym.name for sym in map(syms.__getitem__,
+                                                         range(k, max(k - 8, -1), -1))
+                                 if sym.addr <= pc < sym.addr + max(sym.size, 1)), None))
+            return out
+        addrs, sizes, offs = self._unsorted()
+        sa = sorted(addrs)
+        ks = [bisect_right(sa, pc) - 1 for pc in pcs]
+        needed = {a for k in ks for a in sa[max(k - 7, 0):k + 1]}
+        picked = sorted((addrs[j], -sizes[j], self.name(offs[j]), j)
+                        for j in compress(range(len(addrs)), map(needed.__contains__, addrs)))
+        # The global position of each picked symbol: symbols below its address, plus its
+        # rank among those at its address (all of which are picked).
+        at: dict[int, tuple[int, int, str]] = {}
+        prev, rank = None, 0
+        for a, negsize, name, _j in picked:
+            rank = rank + 1 if a == prev else 0
+            prev = a
+            at[bisect_left(sa, a) + rank] = (a, -negsize, name)
+        out = []
+        for pc, k in zip(pcs, ks, strict=True):
+            found = None
+            for j in range(k, max(k - 8, -1), -1):
+                a, size, name = at[j]
+                if a <= pc < a + max(size, 1):
+                    found = name
+                    break
+            out.append(found)
+        return out
+
+    def _unsorted(self) -> tuple[list[int], list[int], list[int]]:
+        """(addresses, sizes, name offsets) of the kept symbols, in table order."""
+        if self._flat is None:
+            self._flat = self._read_table()
+        return self._flat
+
+    def _read_table(self) -> tuple[list[int], list[int], list[int]]:
         entsize = 24 if self._is64 else 16
         body = self._raw[entsize:]  # entry 0 is the null symbol
         if self._is64 and self._order == "<" and sys.byteorder == "little":
@@ -324,8 +377,11 @@ class FuncSymbols(Sequence[FuncSymbol]):
         if self._bases is not None:
             addrs = list(map(add, addrs, map(self._bases.get, compress(shndx, keep),
                                              repeat(0))))
-        sizes = list(compress(sizes, keep))
-        offs = list(compress(names, keep))
+        return addrs, list(compress(sizes, keep)), list(compress(names, keep))
+
+    def _read(self) -> tuple[list[int], list[int], list[int]]:
+        """(addresses, sizes, name offsets) of the kept symbols, sorted."""
+        addrs, sizes, offs = self._unsorted()
         # (address, -size) as one integer per symbol (sizes are below 2**64)
         keys = list(map(sub, map(lshift, addrs, repeat(64)), sizes))
         if all(map(lt, keys, islice(keys, 1, None))):

@@ -87,5 +87,44 @@ def test_corpus_and_upstream_files() -> None:
                 want = reference(syms._raw, syms._strtab, syms._order, syms._is64,
                                  syms._bases)
                 assert list(syms) == want, path
+                pcs = [s.addr + d for s in want[::7] for d in (-1, 0, 1, 17)]
+                fresh = FuncSymbols(syms._raw, syms._strtab, syms._order, syms._is64,
+                                    syms._bases)
+                assert fresh.names_at(pcs, True) == [_name_at(want, pc) for pc in pcs], path
                 seen += len(want)
     assert seen > 1000
+
+
+def _name_at(syms: list[FuncSymbol], pc: int) -> str | None:
+    """checker.name_functions' lookup, over the reference's sorted list."""
+    from bisect import bisect_right
+
+    k = bisect_right([s.addr for s in syms], pc) - 1
+    for j in range(k, max(k - 8, -1), -1):
+        if syms[j].addr <= pc < syms[j].addr + max(syms[j].size, 1):
+            return syms[j].name
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_entry, max_size=40), is64=st.booleans(), big=st.booleans(),
+       pcs=st.lists(st.one_of(st.sampled_from([0, 0x1000, 0x1008, 0x1010, 0x100f]),
+                              st.integers(0, 2**32)), max_size=6),
+       presorted=st.booleans(), targeted=st.sampled_from([None, True, False]))
+def test_names_at_as_name_functions_finds_them(entries: list, is64: bool, big: bool,
+                                               pcs: list[int], presorted: bool,
+                                               targeted: bool | None) -> None:
+    """FuncSymbols.names_at (only the symbols near the PCs ordered) names each PC as the
+    lookup over the whole sorted table does; many symbols share addresses (aliases)."""
+    order = ">" if big else "<"
+    fmt = order + ("IBBHQQ" if is64 else "IIIBBH")
+    rows = [bytes(24 if is64 else 16)]
+    for name, info, shndx, value, size in entries:
+        rows.append(struct.pack(fmt, name, info, 0, shndx, value, size) if is64
+                    else struct.pack(fmt, name, value, size, info, 0, shndx))
+    raw = b"".join(rows)
+    got = FuncSymbols(raw, STRTAB, order, is64, None)
+    if presorted:
+        got.addrs  # noqa: B018 - sorts the table: the other path of names_at
+    want = reference(raw, STRTAB, order, is64, None)
+    assert got.names_at(pcs, targeted) == [_name_at(want, pc) for pc in pcs]
