@@ -159,7 +159,10 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     # Anything else: list every block for the overlap check.
     runs = st.fast
     merged = all(r2[0] == r1[0] + len(r1[1]) for r1, r2 in zip(runs, runs[1:], strict=False))
-    if runs and (st.blocks or not merged or by_offset is not None):
+    # Out of table order, clean blocks are disjoint too when no two share an end (each
+    # lies within [its offset, the next greater offset)); else the overlap check sorts.
+    if runs and (st.blocks or not merged or (by_offset is not None
+                                             and len(set(by_offset)) < len(by_offset))):
         for start, firsts_, ends_ in runs:
             st.blocks.extend(zip(firsts_, ends_, range(start, start + len(firsts_)),
                                  strict=True))
