@@ -401,6 +401,13 @@ class FuncSymbols(Sequence[FuncSymbol]):
         return list(pick(addrs)), list(pick(sizes)), list(pick(offs))
 
 
+def address_set(symbols: Sequence[FuncSymbol]) -> set[int]:
+    """The symbols' addresses as a set (no sort needed)."""
+    if isinstance(symbols, FuncSymbols):
+        return set(symbols._unsorted()[0])
+    return {s.addr for s in symbols}
+
+
 def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
     """The symbols' addresses, in order (without making every FuncSymbol)."""
     if isinstance(symbols, FuncSymbols):

@@ -11,7 +11,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import FuncSymbol, FuncSymbols, addresses, load_elf, string_at
+from sfcheck.elf import (
+    FuncSymbol,
+    FuncSymbols,
+    address_set,
+    addresses,
+    load_elf,
+    string_at,
+)
 
 from helpers import CORPUS, UPSTREAM
 
@@ -62,6 +69,7 @@ def test_same_as_the_per_entry_reading(entries: list, is64: bool, big: bool,
     assert list(got) == want
     assert len(got) == len(want) and bool(got) == bool(want)
     assert addresses(got) == [s.addr for s in want]
+    assert address_set(FuncSymbols(raw, STRTAB, order, is64, bases)) == {s.addr for s in want}
     if want:
         assert got[-1] == want[-1] and got[:2] == want[:2]
 

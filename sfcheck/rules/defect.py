@@ -8,7 +8,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 from __future__ import annotations
 
 from ..dwarf.cfi import UNDEFINED, EhFde
-from ..elf import ElfSFrameInfo, addresses
+from ..elf import ElfSFrameInfo, address_set
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import Abi
@@ -208,7 +208,7 @@ def check_raw_copy(ctx: SectionContext, h: Header, info: ElfSFrameInfo) -> bool:
     if h.pcrel or ctx.relocatable or info.e_type == "ET_REL" or not h.num_fdes:
         return False
     view = info.cfi
-    starts = set(addresses(view.symbols)) if view else set()
+    starts = address_set(view.symbols) if view else set()
     if not starts:
         return False
     cols = _start_fields(ctx.data, min(h.num_fdes, 4096))
