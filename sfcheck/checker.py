@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from . import rules  # noqa: F401  (registers every rule)
-from .elf import Buffer, ElfError, FuncSymbol, load_elf
+from .elf import Buffer, ElfError, FuncSymbol, FuncSymbols, addresses, load_elf
 from .format.model import Header
 from .profiles import PROFILES
 from .record import Record, replace
@@ -158,9 +158,16 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
 def name_functions(findings: list[Finding], symbols: Sequence[FuncSymbol]) -> list[Finding]:
     """Set Location.function for findings that carry an FDE start PC: the sized function
     symbol containing it (aliases share a start, so a few before the nearest are tried)."""
-    if not symbols or not any(f.location.pc is not None for f in findings):
+    if not any(f.location.pc is not None for f in findings) or not symbols:
         return findings
-    starts = [s.addr for s in symbols]
+    if isinstance(symbols, FuncSymbols):  # the table sorted only where the PCs need it
+        pcs = [f.location.pc for f in findings
+               if f.location.pc is not None and f.location.function is None]
+        names = dict(zip(pcs, symbols.names_at(pcs), strict=True))
+        return [replace(f, location=replace(f.location, function=names[f.location.pc]))
+                if f.location.pc is not None and f.location.function is None
+                and names[f.location.pc] is not None else f for f in findings]
+    starts = addresses(symbols)
     out = []
     for f in findings:
         pc = f.location.pc

@@ -23,7 +23,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+import sys
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+from itertools import compress, islice, repeat
+from operator import add, and_, eq, itemgetter, lshift, lt, rshift, sub
 
 from sfcheck.elfmodel import (
     CfiView,
@@ -248,6 +252,165 @@ def string_at(table: bytes, off: int) -> str:
     if end >= 0:
         return table[off:end].decode("utf-8", "replace")
     return table[off : off + MAX_SYMBOL_NAME].decode("utf-8", "replace") + CUT_MARK
+
+
+class FuncSymbols(Sequence[FuncSymbol]):
+    """The STT_FUNC/STT_GNU_IFUNC symbols of one symbol table, defined in a section, in
+    the order (address, -size, name), read on first use: a file whose findings name no
+    function never pays for its symbol table. Addresses and sizes are read column-wise
+    in bulk; a FuncSymbol (and its name) is made only for the entries asked for.
+
+    `bases` (a .o's layout) places each symbol at its section's address."""
+
+    __slots__ = ("_raw", "_strtab", "_order", "_is64", "_bases", "_flat", "_cols")
+    # info byte -> 1 for STT_FUNC (2) and STT_GNU_IFUNC (10)
+    _FUNC_TYPE = bytes(1 if i & 0xF in (2, 10) else 0 for i in range(256))
+
+    def __init__(self, raw: bytes, strtab: bytes, order: str, is64: bool,
+                 bases: dict[int, int] | None) -> None:
+        self._raw, self._strtab, self._order, self._is64 = raw, strtab, order, is64
+        self._bases = bases
+        self._flat: tuple[list[int], list[int], list[int]] | None = None  # table order
+        self._cols: tuple[list[int], list[int], list[int]] | None = None  # sorted
+
+    @property
+    def addrs(self) -> list[int]:
+        """Every symbol's address, in order (for bisect)."""
+        return self._columns()[0]
+
+    def __len__(self) -> int:
+        return len(self._unsorted()[0])  # (as many, sorted or not)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        addrs, sizes, offs = self._columns()
+        return FuncSymbol(addrs[i], sizes[i], string_at(self._strtab, offs[i]) or "?")
+
+    def __iter__(self) -> Iterator[FuncSymbol]:
+        return map(self.__getitem__, range(len(self)))
+
+    def _columns(self) -> tuple[list[int], list[int], list[int]]:
+        if self._cols is None:
+            self._cols = self._read()
+        return self._cols
+
+    def name(self, off: int) -> str:
+        return string_at(self._strtab, off) or "?"
+
+    def names_at(self, pcs: list[int], targeted: bool | None = None) -> list[str | None]:
+        """Per PC, what checker.name_functions finds for it in this sorted table (the first
+        of the (up to) 8 symbols at or before it, nearest first, that contains it), without
+        sorting the whole table when it is not sorted yet: only the symbols whose address
+        is one of those 8 positions' are ordered, and placed by their rank. `targeted`
+        forces that way (True) or the whole sort (False); by default the whole sort is
+        taken when done already or when the PCs are many for the table."""
+        if targeted is None:
+            targeted = self._cols is None and len(pcs) * 64 <= len(self._unsorted()[0])
+        if not targeted:
+            syms, starts = self, self.addrs
+            out: list[str | None] = []
+            for pc in pcs:
+                k = bisect_right(starts, pc) - 1
+                out.append(next((sym.name for sym in map(syms.__getitem__,
+                                                         range(k, max(k - 8, -1), -1))
+                                 if sym.addr <= pc < sym.addr + max(sym.size, 1)), None))
+            return out
+        addrs, sizes, offs = self._unsorted()
+        sa = sorted(addrs)
+        ks = [bisect_right(sa, pc) - 1 for pc in pcs]
+        needed = {a for k in ks for a in sa[max(k - 7, 0):k + 1]}
+        picked = sorted((addrs[j], -sizes[j], self.name(offs[j]), j)
+                        for j in compress(range(len(addrs)), map(needed.__contains__, addrs)))
+        # The global position of each picked symbol: symbols below its address, plus its
+        # rank among those at its address (all of which are picked).
+        at: dict[int, tuple[int, int, str]] = {}
+        prev, rank = None, 0
+        for a, negsize, name, _j in picked:
+            rank = rank + 1 if a == prev else 0
+            prev = a
+            at[bisect_left(sa, a) + rank] = (a, -negsize, name)
+        out = []
+        for pc, k in zip(pcs, ks, strict=True):
+            found = None
+            for j in range(k, max(k - 8, -1), -1):
+                a, size, name = at[j]
+                if a <= pc < a + max(size, 1):
+                    found = name
+                    break
+            out.append(found)
+        return out
+
+    def _unsorted(self) -> tuple[list[int], list[int], list[int]]:
+        """(addresses, sizes, name offsets) of the kept symbols, in table order."""
+        if self._flat is None:
+            self._flat = self._read_table()
+        return self._flat
+
+    def _read_table(self) -> tuple[list[int], list[int], list[int]]:
+        entsize = 24 if self._is64 else 16
+        body = self._raw[entsize:]  # entry 0 is the null symbol
+        if self._is64 and self._order == "<" and sys.byteorder == "little":
+            # st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size
+            q = memoryview(body).cast("Q")
+            heads = q[0::3].tolist()
+            values, sizes = q[1::3].tolist(), q[2::3].tolist()
+            infos = body[4::24]
+            shndx = list(map(rshift, heads, repeat(48)))
+            names = list(map(and_, heads, repeat(0xFFFFFFFF)))
+        else:
+            fmt = self._order + ("IBBHQQ" if self._is64 else "IIIBBH")
+            cols = list(zip(*struct.iter_unpack(fmt, body), strict=True)) or [()] * 6
+            if self._is64:
+                names, info_t, _o, shndx, values, sizes = map(list, cols)
+            else:
+                names, values, sizes, info_t, _o, shndx = map(list, cols)
+            infos = bytes(info_t)
+        n = len(names)
+        # SHN_UNDEF < shndx < SHN_LORESERVE, as (shndx - 1) mod 2**16 < SHN_LORESERVE - 1
+        in_section = map(lt, map(and_, map(sub, shndx, repeat(1, n)), repeat(0xFFFF, n)),
+                         repeat(SHN_LORESERVE - 1, n))
+        keep = bytes(map(and_, infos.translate(self._FUNC_TYPE), in_section))
+        addrs = list(compress(values, keep))
+        if self._bases is not None:
+            addrs = list(map(add, addrs, map(self._bases.get, compress(shndx, keep),
+                                             repeat(0))))
+        return addrs, list(compress(sizes, keep)), list(compress(names, keep))
+
+    def _read(self) -> tuple[list[int], list[int], list[int]]:
+        """(addresses, sizes, name offsets) of the kept symbols, sorted."""
+        addrs, sizes, offs = self._unsorted()
+        # (address, -size) as one integer per symbol (sizes are below 2**64)
+        keys = list(map(sub, map(lshift, addrs, repeat(64)), sizes))
+        if all(map(lt, keys, islice(keys, 1, None))):
+            return addrs, sizes, offs  # already in order, no ties
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        sk = list(map(keys.__getitem__, order))
+        ties = list(compress(range(len(sk) - 1), map(eq, sk, islice(sk, 1, None))))
+        k = 0
+        while k < len(ties):  # equal (address, size): by name (aliases), stably
+            a = b = ties[k]
+            while k < len(ties) and ties[k] == b:
+                b += 1
+                k += 1
+            order[a:b + 1] = sorted(order[a:b + 1],
+                                    key=lambda j: string_at(self._strtab, offs[j]) or "?")
+        pick = itemgetter(*order)  # (at least two symbols here: else they are in order)
+        return list(pick(addrs)), list(pick(sizes)), list(pick(offs))
+
+
+def address_set(symbols: Sequence[FuncSymbol]) -> set[int]:
+    """The symbols' addresses as a set (no sort needed)."""
+    if isinstance(symbols, FuncSymbols):
+        return set(symbols._unsorted()[0])
+    return {s.addr for s in symbols}
+
+
+def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
+    """The symbols' addresses, in order (without making every FuncSymbol)."""
+    if isinstance(symbols, FuncSymbols):
+        return symbols.addrs
+    return [s.addr for s in symbols]
 
 
 class _Loader:
@@ -533,8 +696,9 @@ class _Loader:
 
     def _func_symbols(
         self, shdrs: list[_Shdr], names: list[str], bases: dict[int, int] | None
-    ) -> tuple[FuncSymbol, ...]:
-        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address.
+    ) -> Sequence[FuncSymbol]:
+        """STT_FUNC/STT_GNU_IFUNC symbols of .symtab (else .dynsym), sorted by address
+        (FuncSymbols: the tables are copied here, read when first used).
 
         In a .o, ``bases`` places each symbol at its section's layout address (None: the
         stored st_value, which is what findings' PCs in a .o are).  At most MAX_SYMBOLS
@@ -551,21 +715,8 @@ class _Loader:
         raw = self._section_bytes(st, names[st.index])
         raw = raw[: (min(len(raw), MAX_SYMBOLS * entsize) // entsize) * entsize]
         strtab = self._section_bytes(shdrs[st.link], names[st.link])
-        fmt = self.order + ("IBBHQQ" if self.elfclass == 64 else "IIIBBH")
-        rel = self.is_rel and bases is not None
-        out = []
-        for entry in struct.iter_unpack(fmt, raw[entsize:]):
-            if self.elfclass == 64:
-                name_off, info, _o, shndx, value, size = entry
-            else:
-                name_off, value, size, info, _o, shndx = entry
-            # STT_FUNC or STT_GNU_IFUNC, defined in a section
-            if info & 0xF not in (2, 10) or not SHN_UNDEF < shndx < SHN_LORESERVE:
-                continue
-            addr = value + (bases.get(shndx, 0) if rel and bases is not None else 0)
-            out.append(FuncSymbol(addr, size, string_at(strtab, name_off) or "?"))
-        out.sort(key=lambda f: (f.addr, -f.size, f.name))
-        return tuple(out)
+        return FuncSymbols(raw, strtab, self.order, self.elfclass == 64,
+                           bases if self.is_rel else None)
 
     def _cfi_view(
         self, shdrs: list[_Shdr], names: list[str], sections: list[SFrameSection]
@@ -674,7 +825,7 @@ class _Loader:
         ranges.sort(key=lambda r: (r.start, r.end, r.name))
         self.text_ranges = ranges
         view = self._cfi_view(shdrs, names, sections) if cfi else None
-        symbols: tuple[FuncSymbol, ...] = ()
+        symbols: Sequence[FuncSymbol] = ()
         if any(sec.data for sec in sections):
             if view is not None and not is_rel:
                 symbols = view.symbols  # the same table at the same addresses

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from .record import Record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 
 class TextRange(Record, frozen=True):
     """An executable address range FDEs may point into."""
@@ -89,12 +93,12 @@ class CfiView(Record, frozen=True):
     __slots__ = ("eh_frame", "eh_frame_vma", "sframe", "symbols", "text_ranges", "error")
 
     def __init__(self, eh_frame: bytes | None, eh_frame_vma: int,
-                 sframe: tuple[tuple[int, bytes], ...], symbols: tuple[FuncSymbol, ...],
+                 sframe: tuple[tuple[int, bytes], ...], symbols: Sequence[FuncSymbol],
                  text_ranges: tuple[TextRange, ...], error: str | None = None) -> None:
         self.eh_frame = eh_frame  # None: the file has no .eh_frame
         self.eh_frame_vma = eh_frame_vma
         self.sframe = sframe  # per ElfSFrameInfo.sections: (vma, data)
-        self.symbols = symbols  # sorted by address
+        self.symbols = symbols  # sorted by address (elf.FuncSymbols: read on first use)
         self.text_ranges = text_ranges
         self.error = error  # why .eh_frame could not be prepared
 
@@ -110,7 +114,7 @@ class ElfSFrameInfo(Record, frozen=True):
                  little_endian: bool, elfclass: int, sections: tuple[SFrameSection, ...],
                  sframe_segments: tuple[SFrameSegment, ...],
                  load_segments: tuple[LoadSegment, ...], text_ranges: tuple[TextRange, ...],
-                 cfi: CfiView | None = None, symbols: tuple[FuncSymbol, ...] = (),
+                 cfi: CfiView | None = None, symbols: Sequence[FuncSymbol] = (),
                  debug_only: bool = False, sframe_sections_total: int = 0,
                  segment_tails: tuple[tuple[int, bytes], ...] = ()) -> None:
         self.path = path

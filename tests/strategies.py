@@ -265,3 +265,37 @@ def mutations(draw, data: bytes, max_ops: int = 4) -> bytes:
 def mutated_sections() -> st.SearchStrategy[bytes]:
     """Encoded valid sections, damaged by `mutations`."""
     return sections().flatmap(lambda s: mutations(encode(s)))
+
+
+def permute_blocks(data: bytes, seed: int) -> bytes | None:
+    """The section with its FRE blocks laid out in a shuffled order (what gcc's .cold parts
+    do to a linked table) and each FDE's FRE offset moved with its block: the same FDEs
+    and FREs. None unless the blocks tile the FRE sub-section in table order."""
+    import random
+    import struct
+
+    from sfcheck.errors import DecodeError
+    from sfcheck.format import constants as C
+    from sfcheck.format.decode import Decoder
+
+    try:
+        dec = Decoder(data)
+        h = dec.header
+        spans = [dec.fre_span(dec.fde(i)) for i in range(h.num_fdes)]
+    except DecodeError:
+        return None
+    if (len(spans) < 2 or spans[0][0] != h.fres_start or spans[-1][1] != h.fres_end
+            or any(a[1] != b[0] for a, b in zip(spans, spans[1:], strict=False))):
+        return None
+    order = list(range(len(spans)))
+    random.Random(seed).shuffle(order)
+    out = bytearray(data)
+    pos = h.fres_start
+    wide = 8 if h.version == C.VERSION_3 else 4
+    code = (">" if h.big_endian else "<") + "I"
+    for i in order:
+        a, b = spans[i]
+        out[pos:pos + b - a] = data[a:b]
+        struct.pack_into(code, out, h.fdes_start + i * h.fde_size + wide + 4, pos - h.fres_start)
+        pos += b - a
+    return bytes(out)

@@ -144,3 +144,27 @@ def test_leb128_too_long() -> None:
     with pytest.raises(LebError) as exc:
         leb128(b"\x80" * 12 + b"\x01", 0, 13, False)
     assert not exc.value.cut and exc.value.pos == 11
+
+
+def test_decoded_fdes_sorted_stably_by_start_and_end(monkeypatch) -> None:
+    """decode_eh_frame orders FDEs by (start, end), ties in section order, as a stable
+    sort by that key does (it sorts one integer key per FDE, or not at all when in
+    order)."""
+    import random as _random
+
+    from sfcheck.dwarf import cfi as _cfi
+    from sfcheck.dwarf import ehframe as _E
+    from sfcheck.format.abi import ABIS
+
+    rng = _random.Random(3)
+    for _ in range(200):
+        raw = [_E.RawFde(k, rng.choice([0, 8, 16, 2**64 - 8, rng.randrange(2**64)]),
+                         rng.choice([0, 8, 2**64 - 1]), (), None)
+               for k in range(rng.randrange(5))]
+        if rng.random() < 0.3:
+            raw.sort(key=lambda f: (f.start, f.start + f.size))
+        monkeypatch.setattr(_E, "read_eh_frame", lambda *a, _raw=raw: _raw)
+        got = _cfi.decode_eh_frame(b"", 0, True, 8, next(iter(ABIS.values())))
+        want = sorted(raw, key=lambda f: (f.start, f.start + f.size))
+        assert [(f.offset, f.start, f.end) for f in got] == [
+            (f.offset, f.start, f.start + f.size) for f in want]

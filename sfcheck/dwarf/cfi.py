@@ -19,6 +19,9 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
+from itertools import islice, repeat
+from operator import add, itemgetter, lshift, lt
+
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
 from . import ehframe as E
@@ -307,9 +310,18 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
                               abi.fp, convert)
     except E.EhFrameError as exc:
         raise CfiError(str(exc)) from None
-    out = [EhFde(f.start, f.start + f.size, f.rel, f.offset, f.limit) for f in raw]
-    out.sort(key=lambda f: (f.start, f.end))
-    return out
+    if not raw:
+        return []
+    offsets, starts, sizes, rels, limits = zip(*raw, strict=True)  # RawFde's fields
+    ends = list(map(add, starts, sizes))
+    out = list(map(EhFde, starts, ends, rels, offsets, limits))
+    # Sorted by (start, end), stably: one integer per FDE (ends are below 2**65), no
+    # sort at all when the section is in order already.
+    keys = list(map(add, map(lshift, starts, repeat(66)), ends))
+    if all(map(lt, keys, islice(keys, 1, None))):
+        return out
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return list(itemgetter(*order)(out))  # (two FDEs at least: one is in order)
 
 
 def _cfa_expr(parser: _Exprs, expr: bytes) -> CfaExpr | Opaque:

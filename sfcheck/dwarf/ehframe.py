@@ -183,8 +183,9 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
     # size (DW_EH_PE_pcrel | sdata4, 0x1b), a one-byte augmentation length.
     common = struct.Struct(o + "IiiB")
     mask = (1 << (8 * address_size)) - 1
+    length_at = struct.Struct(o + "I").unpack_from  # (not a format string per entry)
     while pos + 4 <= n:
-        length = struct.unpack_from(o + "I", data, pos)[0]
+        length = length_at(data, pos)[0]
         if length == 0:  # a terminator (ld writes one; some objects carry several)
             pos += 4
             continue

@@ -22,18 +22,19 @@ def enable_all(rule: Rule) -> bool:
 
 
 _CONTEXT_FIELDS = ("path", "name", "vma", "data", "enabled", "severity_for", "findings",
-                   "counts", "ranges", "relocatable", "claimed")
+                   "counts", "ranges", "relocatable", "claimed", "fres_walked")
 
 
-class SectionContext(Record, shown=_CONTEXT_FIELDS):  # `decided` is not shown
-    __slots__ = (*_CONTEXT_FIELDS, "decided")
+class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not shown
+    __slots__ = (*_CONTEXT_FIELDS, "block_ends", "decided")
 
     def __init__(self, path: str, name: str, vma: int, data: bytes,
                  enabled: Callable[[Rule], bool] = enable_all,
                  severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity,
                  findings: list[Finding] | None = None, counts: Counter | None = None,
                  ranges: list[tuple[int, int, int]] | None = None, relocatable: bool = False,
-                 claimed: set[str] | None = None,
+                 claimed: set[str] | None = None, fres_walked: bool = False,
+                 block_ends: list[int] | None = None,
                  decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
         self.path = path
         self.name = name
@@ -50,6 +51,13 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # `decided` is not shown
         self.relocatable = relocatable
         # Generic rules a recognised known defect explains (rules/defect.py): not reported.
         self.claimed = set() if claimed is None else claimed
+        # Set by the structure check (section.py): every FDE and its FRE block decoded, and the
+        # blocks walked fit the FRE sub-section, so a later walk of the same bytes (the
+        # .eh_frame cross-check's) cannot stop early and may skip the blocks it does not need.
+        self.fres_walked = fres_walked
+        # Where each FDE's FRE block ends when the blocks are out of table order (section.py's
+        # block_ends, kept for the cross-check's walk of the same bytes); None: table order.
+        self.block_ends = block_ends
         # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
         # the options alone, and a damaged section emits the same rule many times.
         self.decided = {} if decided is None else decided

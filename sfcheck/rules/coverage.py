@@ -10,6 +10,9 @@ share of the segment.
 
 from __future__ import annotations
 
+from itertools import accumulate, compress, islice, repeat
+from operator import add, gt, itemgetter, le, lt
+
 from ..elf import ElfSFrameInfo
 from .context import SectionContext
 from .registry import rule
@@ -27,18 +30,28 @@ COVERAGE = rule(
 
 
 def uncovered(lo: int, hi: int, ranges: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    """The parts of [lo, hi) outside every (pc, size, _) range."""
-    out, at = [], lo
-    for pc, size, _ in sorted(ranges):
-        end = pc + size
-        if size <= 0 or end <= at or pc >= hi:
-            continue
-        if pc > at:
-            out.append((at, pc))
-        at = max(at, end)
-    if at < hi:
-        out.append((at, hi))
+    """The parts of [lo, hi) outside every (pc, size, _) range.
+
+    Walking the ranges by start, `at` (how far [lo, ...) is covered) is the running
+    maximum of the ends so far, and a gap [at, pc) opens wherever a range starts past
+    it: C-level passes (accumulate, compress) instead of a loop over 10^5 FDEs."""
+    live = [r for r in ranges if r[1] > 0 and r[0] < hi] if not _plain(ranges, hi) else ranges
+    pcs = list(map(itemgetter(0), live))
+    if not all(map(le, pcs, islice(pcs, 1, None))):
+        live = sorted(live)
+        pcs = list(map(itemgetter(0), live))
+    ats = list(accumulate(map(add, pcs, map(itemgetter(1), live)), max, initial=lo))
+    opens = list(map(gt, pcs, ats))  # ats[k]: covered up to here before range k
+    out = list(zip(compress(ats, opens), compress(pcs, opens), strict=True))
+    if ats[-1] < hi:
+        out.append((ats[-1], hi))
     return out
+
+
+def _plain(ranges: list[tuple[int, int, int]], hi: int) -> bool:
+    """Every range has a positive size and starts below `hi` (nothing to leave out)."""
+    return (all(map(gt, map(itemgetter(1), ranges), repeat(0)))
+            and all(map(lt, map(itemgetter(0), ranges), repeat(hi))))
 
 
 def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> None:

@@ -8,11 +8,12 @@ and versions, what it does to unwinders and how to confirm it by hand.
 from __future__ import annotations
 
 from ..dwarf.cfi import UNDEFINED, EhFde
-from ..elf import ElfSFrameInfo
+from ..elf import ElfSFrameInfo, address_set
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import Abi
 from ..format.decode import Decoder, decode_header
+from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule
 from ..format.model import Header
 from . import semantic as S
@@ -207,25 +208,43 @@ def check_raw_copy(ctx: SectionContext, h: Header, info: ElfSFrameInfo) -> bool:
     if h.pcrel or ctx.relocatable or info.e_type == "ET_REL" or not h.num_fdes:
         return False
     view = info.cfi
-    starts = {s.addr for s in view.symbols} if view else set()
+    starts = address_set(view.symbols) if view else set()
     if not starts:
         return False
-    try:  # the start fields only: no FRE is decoded
-        dec = Decoder(ctx.data)
-        fdes = [dec.fde(i, with_fres=False).start for i in range(min(h.num_fdes, 4096))]
-    except DecodeError:
+    cols = _start_fields(ctx.data, min(h.num_fdes, 4096))
+    if cols is None:
         return False
-    as_stored = sum(h.func_start(i, f, ctx.vma, field_relative=False) in starts
-                    for i, f in enumerate(fdes))
-    as_field = sum(h.func_start(i, f, ctx.vma, field_relative=True) in starts
-                   for i, f in enumerate(fdes))
-    if as_field < max(1, len(fdes) // 2) or as_field <= as_stored:
+    n = cols.n
+    as_stored = sum(map(starts.__contains__, cols.pcs(h, ctx.vma, field_relative=False)))
+    as_field = sum(map(starts.__contains__, cols.pcs(h, ctx.vma, field_relative=True)))
+    if as_field < max(1, n // 2) or as_field <= as_stored:
         return False
     ctx.claim(RAW_COPY, _SEMANTIC)
     ctx.emit(RAW_COPY, f"v{h.version} section without SORTED/PCREL whose starts hit function "
-             f"symbols only when read as field-relative ({as_field} of {len(fdes)} FDEs, "
+             f"symbols only when read as field-relative ({as_field} of {n} FDEs, "
              f"{as_stored} as stored): an input section copied raw by the linker", offset=0)
     return True
+
+
+def _start_fields(data: bytes, m: int) -> Columns | None:
+    """The records of FDEs 0..m-1 read column-wise, or None where Decoder.fde(i,
+    with_fres=False) would raise for one of them (header, record cut short, FRE offset or
+    v3 attribute record outside the FRE sub-section): its checks, for all m at once."""
+    try:
+        dec = Decoder(data)
+    except DecodeError:
+        return None
+    h = dec.header
+    if h.fdes_start + m * h.fde_size > len(dec.data):
+        return None
+    cols = Columns(dec.data, h, 0, m)
+    last = max(cols.fre_offs)
+    if h.version == C.VERSION_3:
+        if last + C.V3_ATTR_SIZE > min(h.fre_len, dec.fre_limit - h.fres_start):
+            return None
+    elif last > h.fre_len:
+        return None
+    return cols
 
 
 def check_discarded(ctx: SectionContext, linked: bool) -> bool:

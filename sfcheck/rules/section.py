@@ -15,10 +15,13 @@ import gc
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate, islice, repeat
+from operator import add, lt, sub
 
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder
+from ..format.fde_table import Columns
 from ..format.layout import fre_size
 from ..format.model import FRE, Header
 from . import fde as F
@@ -69,6 +72,9 @@ def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
         _walk_fdes(ctx, h, dec, readable, st, fast)
     if st.complete:
         L.check_totals(ctx, h, st.total_fres, st.walked)
+    # st.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
+    # within fre_len its budget is never exceeded either.
+    ctx.fres_walked = st.complete and st.walked <= h.fre_len
     L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges)
     L.check_trailing(ctx, h)
 
@@ -107,19 +113,27 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     (tests/test_fastpath_equivalence.py).
     """
     if readable < FAST_MIN or not fast:
+        ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)  # (cross-check)
         for i in range(readable):
             _exact_fde(ctx, h, dec, i, st)
         return
     check_order = h.sorted and not ctx.relocatable
+    # Where each block ends: at the next block by offset. In table order (what linkers
+    # mostly write) that is the next FDE's; gcc's .cold parts put blocks out of table
+    # order, which the fast path then walks too instead of sending them to _exact_fde.
+    by_offset = ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)
     prev_pc: int | None = None
     carry = False
     for a in range(0, readable, CHUNK):
         b = min(readable, a + CHUNK)
         tab = Table(ctx.data, h, a, b, readable, dec.fre_limit, ctx.vma, st.field_relative,
-                    check_order, prev_pc, carry)
+                    check_order, prev_pc, carry,
+                    None if by_offset is None else by_offset[a:b])
         prev_pc, carry = tab.pcs[-1], tab.carry
         bad = tab.bad
         pcs, sizes, nfs, firsts, ends = tab.pcs, tab.sizes, tab.nfs, tab.firsts, tab.ends
+        # walked[k]: bytes of blocks 0..k-1 of this chunk (blocks need not be adjacent)
+        walked = [0, *accumulate(map(sub, ends, firsts))]
         i = 0
         n = b - a
         while i < n:
@@ -127,7 +141,8 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
             if j < 0:
                 j = n
             if i < j:  # FDEs a+i..a+j-1 are clean
-                if st.walked + firsts[j - 1] - firsts[i] > h.fre_len:
+                # _exact_fde's bound, tested before each FDE: before the run's last one
+                if st.walked + walked[j - 1] - walked[i] > h.fre_len:
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
                         _exact_fde(ctx, h, dec, a + k, st)
                 else:
@@ -136,7 +151,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                                           strict=True))
                     st.prev_pc = pcs[j - 1]
                     st.total_fres += sum(nfs[i:j])
-                    st.walked += ends[j - 1] - firsts[i]
+                    st.walked += walked[j] - walked[i]
             if j < n:
                 _exact_fde(ctx, h, dec, a + j, st)
             i = j + 1
@@ -144,11 +159,27 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     # Anything else: list every block for the overlap check.
     runs = st.fast
     merged = all(r2[0] == r1[0] + len(r1[1]) for r1, r2 in zip(runs, runs[1:], strict=False))
-    if runs and (st.blocks or not merged):
+    # Out of table order, clean blocks are disjoint too when no two share an end (each
+    # lies within [its offset, the next greater offset)); else the overlap check sorts.
+    if runs and (st.blocks or not merged or (by_offset is not None
+                                             and len(set(by_offset)) < len(by_offset))):
         for start, firsts_, ends_ in runs:
             st.blocks.extend(zip(firsts_, ends_, range(start, start + len(firsts_)),
                                  strict=True))
     st.fast = []
+
+
+def block_ends(data: bytes, h: Header, readable: int, limit: int) -> list[int] | None:
+    """Per FDE 0..readable-1: where the next FRE block by offset begins (the last one:
+    `limit`); None when the blocks are in table order (then that is the next FDE's)."""
+    offs = Columns(data, h, 0, readable).fre_offs.tolist()
+    if all(map(lt, offs, islice(offs, 1, None))):
+        return None
+    srt = sorted(set(offs))
+    # the last offset is left out by zip (shorter second argument): it ends at `limit`
+    nxt = dict(zip(srt, map(add, islice(srt, 1, None), repeat(h.fres_start)), strict=False))
+    nxt[srt[-1]] = limit
+    return list(map(nxt.__getitem__, offs))
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:

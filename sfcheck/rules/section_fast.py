@@ -88,9 +88,10 @@ class Table:
 
     def __init__(self, data: bytes, h, a: int, b: int, readable: int, limit: int, vma: int,
                  field_relative: bool, check_order: bool, prev_pc: int | None,
-                 carry: bool) -> None:
+                 carry: bool, block_ends: list[int] | None = None) -> None:
         """FDEs a..b-1 of `readable`; prev_pc is FDE a-1's start, `carry` whether FDE a-1
-        failed the bounds test (then FDE a goes to the exact path too)."""
+        failed the bounds test (then FDE a goes to the exact path too). `block_ends`: where
+        each FDE's block ends (section.block_ends; None: at the next FDE's block)."""
         v, fsz, big = h.version, h.fde_size, h.big_endian
         cols = Columns(data, h, a, b)
         self.n = n = cols.n
@@ -101,13 +102,16 @@ class Table:
         self.pcs = pcs = cols.pcs(h, vma, field_relative)
         self.sizes = sizes
         firsts = list(map(add, offs, repeat(h.fres_start, n)))
-        ends = firsts[1:]
-        if b < readable:  # the next chunk's first block bounds this chunk's last one
-            nxt = h.fdes_start + b * fsz + wide + 4
-            ends.append(h.fres_start + int.from_bytes(data[nxt:nxt + 4],
-                                                      "big" if big else "little"))
+        if block_ends is not None:
+            ends = block_ends
         else:
-            ends.append(limit)
+            ends = firsts[1:]
+            if b < readable:  # the next chunk's first block bounds this chunk's last one
+                nxt = h.fdes_start + b * fsz + wide + 4
+                ends.append(h.fres_start + int.from_bytes(data[nxt:nxt + 4],
+                                                          "big" if big else "little"))
+            else:
+                ends.append(limit)
         self.firsts, self.ends = firsts, ends
         attr = C.V3_ATTR_SIZE if v == C.VERSION_3 else 0
         walk_from = list(map(add, firsts, repeat(attr, n))) if attr else firsts

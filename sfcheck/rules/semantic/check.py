@@ -5,9 +5,11 @@ from __future__ import annotations
 import gc
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import repeat
+from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
 from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
-from ...elf import ElfSFrameInfo
+from ...elf import ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
@@ -16,6 +18,7 @@ from ...format.model import FDE, Header
 from ...result import Severity
 from ..context import MAX_PER_RULE, SectionContext
 from ..registry import Rule as RuleDef
+from ..section import block_ends
 from .catalog import (
     CFA_MISMATCH,
     CLASSIFIERS,
@@ -92,17 +95,22 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
             continue
         facts = Facts(h, abi, section_of)
         budget = Budget(intervals=64 * (len(data) + len(view.eh_frame)) + 4096)
+        # The structure check walked these very bytes without error: the walk here cannot
+        # stop early, so blocks of FDEs nothing overlaps need not be walked again.
+        walked = ctx.fres_walked and data == ctx.data
         try:
-            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data)
+            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data, walked)
         except (DecodeError, _Stop):
             continue  # the structural rules report a DecodeError; _Stop: reported
 
     symbols = view.symbols
-    addrs = [s.addr for s in symbols]
+    addrs: list[int] | None = None  # read when a finding names the first function
     for e, got in zip(ehs, covered, strict=True):
         size = e.end - e.start
         if size <= 0 or got >= size:
             continue
+        if addrs is None:
+            addrs = addresses(symbols)
         name = func_name(symbols, addrs, e.start, section_of)
         where = f"{name} [{e.start:#x}, {e.end:#x}) (.eh_frame+{e.offset:#x})"
         if got == 0:
@@ -114,6 +122,54 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
         else:
             first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+
+
+def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
+                     sizes: list[int]) -> list[int]:
+    """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
+    that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
+    k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
+    when ehs[k] meets [start, end) and ehs[k + 1] starts at or after `end`."""
+    m, n = len(ehs), len(starts)
+    if not m:
+        return [-1] * n
+    ks = list(map(max, map(sub, map(bisect_right, repeat(eh_starts), starts), repeat(1, n)),
+                  repeat(0, n)))
+    ends = list(map(add, starts, sizes))
+    eh_ends = [e.end for e in ehs]
+    after = [*eh_starts[1:], 1 << 128]  # the next .eh_frame FDE's start (none: beyond all)
+    alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
+                          map(gt, map(eh_ends.__getitem__, ks), starts)),
+                map(ge, map(after.__getitem__, ks), ends))
+    # (k + 1) * alone - 1: k, or -1
+    return list(map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
+
+
+def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
+    """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
+    _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
+    of the .eh_frame ranges, merged, with C-level calls in bulk."""
+    n = len(starts)
+    if not ehs:
+        return bytes(n)
+    lo: list[int] = []
+    hi: list[int] = []
+    for e in ehs:  # sorted by start: merge into disjoint [lo, hi] ranges
+        # An empty (or inverted) FDE is still found strictly inside an SFrame FDE: a point.
+        end = max(e.start, e.end)
+        if hi and e.start <= hi[-1]:
+            hi[-1] = max(hi[-1], end)
+        else:
+            lo.append(e.start)
+            hi.append(end)
+    # j: how many merged ranges start at or before the FDE's start. The FDE meets the
+    # union iff range j - 1 reaches past its start or range j starts before its end
+    # (later ranges start later still).
+    js = list(map(bisect_right, repeat(lo), starts))
+    lo.append(1 << 128)  # sentinel: no range j
+    hi.insert(0, -(1 << 128))  # no range j - 1 (hi shifted by one: hi[j] is range j - 1's)
+    return bytes(map(or_, map(gt, map(hi.__getitem__, js), starts),
+                     map(lt, map(lo.__getitem__, js), map(add, starts, sizes))))
 
 
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
@@ -139,6 +195,7 @@ class _SectionPass:
     `fast` off takes the exact path for every FDE (the tests compare both)."""
 
     fast = True
+    share = True  # off: walk every FRE block even when the structure check has (tests)
 
     def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
                  eh_starts: list[int], covered: list[int], budget: Budget) -> None:
@@ -148,10 +205,109 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
+        self.starts: list[int] = []  # the shared walk's: every FDE's start
+        self.single: list[int] = []  # and the one .eh_frame FDE overlapping it, or -1
 
-    def run(self, data: bytes) -> None:
+    def run(self, data: bytes, walked: bool = False) -> None:
+        """`walked`: the structure check walked every FRE block of `data` cleanly (see
+        SectionContext.fres_walked), so the walk here would not stop before the last FDE."""
         self.dec = Decoder(data)
-        FreBlocks(self.dec).run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+        blocks = FreBlocks(self.dec)
+        # Blocks out of table order (gcc's .cold parts) are walked as tokens too, not sent
+        # to the decoder and the exact comparison: a block walked as tokens is exactly its
+        # FREs and is charged its own length either way, so the walk stops where it did.
+        if walked:  # the structure check's, for the same bytes and every FDE
+            by_offset = self.ctx.block_ends
+        else:
+            by_offset = block_ends(self.dec.data, self.dec.header, self.h.num_fdes,
+                                   self.dec.fre_limit)
+        if by_offset is not None:
+            blocks.nexts = by_offset
+        if not (walked and self.fast and self.share):
+            blocks.run(0, self.h.num_fdes, self.on_tokens, self.on_decoded)
+            return
+        self.shared(blocks)
+
+    def shared(self, blocks: FreBlocks) -> None:
+        """What run() reports, FDE by FDE in the same order, with FRE blocks walked only for
+        runs of FDEs that may meet an .eh_frame FDE (the walk's own callbacks decide, as in
+        run()); the others cost their start, size and coverage finding. Valid only when no
+        walk stops early."""
+        recs = blocks.recs
+        n = len(recs)
+        base, stride = self.h.start_base(self.rel, True)
+        first = self.vma + base
+        starts = list(map(add, map(itemgetter(0), recs), range(first, first + n * stride,
+                                                                stride)
+                          if stride else repeat(first, n)))
+        sizes = list(map(itemgetter(1), recs))
+        self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
+                                                            sizes)
+        # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
+        maybe = (_maybe_overlapping(self.ehs, starts, sizes) if -1 in self.single
+                 else b"\x01" * n)
+        on_tokens, on_decoded = self.on_tokens_single, self.on_decoded_single
+        i = 0
+        while i < n:  # alternate runs: FDEs that overlap nothing, FDEs that may
+            j = maybe.find(1, i)
+            if j < 0:
+                j = n
+            self.uncovered_run(i, j, starts, sizes)
+            if j == n:
+                break
+            i = maybe.find(0, j)
+            if i < 0:
+                i = n
+            blocks.run(j, i, on_tokens, on_decoded)
+
+    def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
+        """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
+        ctx = self.ctx
+        for i in range(a, b):
+            if not sizes[i]:
+                continue
+            if _count_only(ctx, NO_EH_FDE):
+                # From here on _count_only would say the same for each FDE of nonzero size
+                # (it just counted this one): count the others at once.
+                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
+                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
+                    ctx.counts[NO_EH_FDE.id] += b - i - 1 - sizes[i + 1:b].count(0)
+                return
+            start = starts[i]
+            ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + sizes[i]:#x}) of this function is "
+                     "covered by no .eh_frame FDE", fde=i, pc=start)
+
+    def on_tokens_single(self, i: int, rec: tuple, info: int, info2: int, asz: int,
+                         toks: Tokens) -> None:
+        """on_tokens() in the shared walk: the FDE's start and, when one .eh_frame FDE alone
+        overlaps it, that FDE's index were found in bulk (_single_overlaps)."""
+        k = self.single[i]
+        if k < 0:
+            self.on_tokens(i, rec, info, info2, asz, toks)
+            return
+        e, start, size = self.ehs[k], self.starts[i], rec[1]
+        self.covered[k] += min(start + size, e.end) - max(start, e.start)
+        if self.settle.quiet(start, size, info, info2, asz, toks, e):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), [e])
+
+    def on_decoded_single(self, i: int, fde: FDE) -> None:
+        k = self.single[i]
+        if k < 0:
+            self.on_decoded(i, fde)
+            return
+        e, start = self.ehs[k], self.starts[i]
+        self.covered[k] += min(start + fde.size, e.end) - max(start, e.start)
+        self.exact(i, start, fde, [e])
+
+    def overlapped(self, i: int, start: int, size: int, overlaps: list[EhFde],
+                   raw: tuple[int, int, int, Tokens]) -> None:
+        """on_tokens() for an FDE with overlaps: settled, else compared exactly."""
+        if len(overlaps) == 1 and self.settle.quiet(start, size, *raw, overlaps[0]):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), overlaps)
 
     def overlapping(self, start: int, end: int) -> list[EhFde]:
         """The .eh_frame FDEs overlapping [start, end); counts the bytes they cover."""
@@ -173,11 +329,7 @@ class _SectionPass:
         if not overlaps and self.fast:
             self.uncovered(i, start, rec[1])
             return
-        if len(overlaps) == 1 and self.settle.quiet(start, rec[1], info, info2, asz, toks,
-                                                    overlaps[0]):
-            return
-        assert self.dec is not None
-        self.exact(i, start, self.dec.fde(i), overlaps)
+        self.overlapped(i, start, rec[1], overlaps, (info, info2, asz, toks))
 
     def on_decoded(self, i: int, fde: FDE) -> None:
         start = self.h.func_start(i, fde.start, self.vma, field_relative=self.rel)
