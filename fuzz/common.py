@@ -10,12 +10,14 @@ of seconds (time, executions) that the campaign runner turns into exec/s plots.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -236,6 +238,30 @@ def instrumented_imports(active: bool, exclude: tuple[str, ...] = ()
     except ImportError:
         return contextlib.nullcontext()
     return atheris.instrument_imports(include=["sfcheck"], exclude=list(exclude))
+
+
+def _sfcheck_modules() -> dict[str, ModuleType]:
+    return {k: m for k, m in sys.modules.items() if k == "sfcheck" or k.startswith("sfcheck.")}
+
+
+def plain_import(name: str, active: bool) -> ModuleType:
+    """Import module `name` on a private, uninstrumented copy of sfcheck when `active`
+    (a harness running as a fuzzer): the sfcheck modules it loads are taken out of
+    sys.modules again and the harness's own put back. For the custom mutator, which
+    decodes and re-encodes on every execution: its coverage is reset before the input
+    runs anyway, so instrumenting it only costs callbacks. Only bytes may cross between
+    the copies (each has its own classes and error types)."""
+    if not active or name in sys.modules:
+        return importlib.import_module(name)
+    own = _sfcheck_modules()
+    for k in own:
+        del sys.modules[k]
+    try:
+        return importlib.import_module(name)
+    finally:
+        for k in _sfcheck_modules():
+            del sys.modules[k]
+        sys.modules.update(own)
 
 
 def add_root_to_path() -> None:

@@ -60,7 +60,8 @@ with common.instrumented_imports(__name__ == "__main__", exclude=GLUE):
     from sfcheck.rules import section as section_pass
     from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, Unwinder
 
-from fuzz import mutator  # noqa: E402
+# The mutator works on its own uninstrumented copy of sfcheck: see common.plain_import.
+mutator = common.plain_import("fuzz.mutator", __name__ == "__main__")
 
 VMA = 0x400000
 STACK = 0x7FFF0000
