@@ -224,19 +224,26 @@ def run(module_name: str, test_one_input: Callable[[bytes], None],
     atheris.Fuzz()
 
 
-def instrumented_imports(active: bool, exclude: tuple[str, ...] = ()
+def instrumented_imports(active: bool, exclude: tuple[str, ...] = (), dataflow: bool = True
                          ) -> contextlib.AbstractContextManager[object]:
     """atheris instrumentation of sfcheck while a harness runs as a fuzzer; a no-op
     when the harness is imported (regression replay, smoke tests) or atheris is absent.
     `exclude` names modules (exactly) a harness leaves uninstrumented: every branch of an
     instrumented module costs a call on every execution, worth it only where coverage
-    feedback can steer the fuzzer."""
+    feedback can steer the fuzzer. `dataflow` False: branches only, no comparison tracing
+    (the operands libFuzzer's own byte mutations draw values from); SFCHECK_FUZZ_DATAFLOW=0
+    or 1 overrides it."""
     if not active or os.environ.get("SFCHECK_FUZZ_NO_INSTRUMENT") == "1":
         return contextlib.nullcontext()
     try:
         import atheris
     except ImportError:
         return contextlib.nullcontext()
+    dataflow = os.environ.get("SFCHECK_FUZZ_DATAFLOW", "1" if dataflow else "0") != "0"
+    if not dataflow:
+        # atheris.instrument_imports always traces comparisons; its HookManager can not.
+        from atheris.import_hook import HookManager
+        return HookManager({"sfcheck"}, set(exclude), True, trace_dataflow=False)
     return atheris.instrument_imports(include=["sfcheck"], exclude=list(exclude))
 
 

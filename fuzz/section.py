@@ -50,7 +50,12 @@ GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors
         "sfcheck.rules.context", "sfcheck.rules.registry", "sfcheck.format.model",
         "sfcheck.format.constants", "sfcheck.format.abi")
 
-with common.instrumented_imports(__name__ == "__main__", exclude=GLUE):
+# Branch coverage only: comparison tracing was 324 of ~1,400 callbacks per execution and
+# feeds nothing but libFuzzer's table of compared values, which only its byte mutations
+# use; the structure-aware mutator and the dictionary supply those values. Same seed,
+# 300 s side by side: +13% executions, the same edges, features and replayed lines
+# (reports/fuzz-section-rate-2026-11-26.md). SFCHECK_FUZZ_DATAFLOW=1 turns it back on.
+with common.instrumented_imports(__name__ == "__main__", exclude=GLUE, dataflow=False):
     from sfcheck.checker import check_section_bytes
     from sfcheck.dump.objdump import dump_text
     from sfcheck.errors import DecodeError, EncodeError, SfcheckError
