@@ -113,7 +113,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import bench
     res = bench(args.target, args.runs, args.seed, libs=args.libsframe)
     print(f"{args.target}: {res['runs']} runs in {res['seconds']:.1f} s = "
-          f"{res['exec_s']:.0f} exec/s on seed-sized inputs (max_len {res['max_len']})")
+          f"{res['exec_s']:.0f} exec/s on seed-sized inputs (max_len {res['max_len']}); "
+          f"{res['exec_cpu_s']:.0f} per CPU second, load average {os.getloadavg()[0]:.2f}")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,12 +34,30 @@ def bench(target: str, runs: int, seed: int = 1, libs: list[str] | None = None) 
                 f"-artifact_prefix={tmp}/", str(corpus), str(seeds)]
         env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(Path(tmp) / "findings"))
         t0 = time.monotonic()
+        cpu0 = _children_cpu()
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp,
                               errors="replace")
         wall = time.monotonic() - t0
+        cpu = _children_cpu() - cpu0
+        # Start-up (imports, instrumenting them) is CPU time no execution pays: measured
+        # alone (one run on an empty corpus) and left out of the per-CPU-second rate.
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        cpu0 = _children_cpu()
+        subprocess.run([*argv[:2 + len(extra)], "-runs=1", str(empty)], capture_output=True,
+                       env=env, cwd=tmp)
+        startup = _children_cpu() - cpu0
     m = re.search(r"Done (\d+) runs in (\d+) second", proc.stderr)
     rate = re.search(r"stat::average_exec_per_sec:\s+(\d+)", proc.stderr)
     done = int(m.group(1)) if m else 0
     return {"runs": done, "seconds": float(m.group(2)) if m else wall, "max_len": max_len,
             "exec_s": float(rate.group(1)) if rate else (done / wall if wall else 0.0),
-            "wall": wall, "returncode": proc.returncode}
+            "wall": wall, "returncode": proc.returncode, "cpu": cpu, "startup_cpu": startup,
+            # On a shared machine wall-clock exec/s follows the load; per CPU second does not.
+            "exec_cpu_s": done / (cpu - startup) if cpu > startup else 0.0}
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime

@@ -10,12 +10,14 @@ of seconds (time, executions) that the campaign runner turns into exec/s plots.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -222,20 +224,51 @@ def run(module_name: str, test_one_input: Callable[[bytes], None],
     atheris.Fuzz()
 
 
-def instrumented_imports(active: bool, exclude: tuple[str, ...] = ()
+def instrumented_imports(active: bool, exclude: tuple[str, ...] = (), dataflow: bool = True
                          ) -> contextlib.AbstractContextManager[object]:
     """atheris instrumentation of sfcheck while a harness runs as a fuzzer; a no-op
     when the harness is imported (regression replay, smoke tests) or atheris is absent.
     `exclude` names modules (exactly) a harness leaves uninstrumented: every branch of an
     instrumented module costs a call on every execution, worth it only where coverage
-    feedback can steer the fuzzer."""
+    feedback can steer the fuzzer. `dataflow` False: branches only, no comparison tracing
+    (the operands libFuzzer's own byte mutations draw values from); SFCHECK_FUZZ_DATAFLOW=0
+    or 1 overrides it."""
     if not active or os.environ.get("SFCHECK_FUZZ_NO_INSTRUMENT") == "1":
         return contextlib.nullcontext()
     try:
         import atheris
     except ImportError:
         return contextlib.nullcontext()
+    dataflow = os.environ.get("SFCHECK_FUZZ_DATAFLOW", "1" if dataflow else "0") != "0"
+    if not dataflow:
+        # atheris.instrument_imports always traces comparisons; its HookManager can not.
+        from atheris.import_hook import HookManager
+        return HookManager({"sfcheck"}, set(exclude), True, trace_dataflow=False)
     return atheris.instrument_imports(include=["sfcheck"], exclude=list(exclude))
+
+
+def _sfcheck_modules() -> dict[str, ModuleType]:
+    return {k: m for k, m in sys.modules.items() if k == "sfcheck" or k.startswith("sfcheck.")}
+
+
+def plain_import(name: str, active: bool) -> ModuleType:
+    """Import module `name` on a private, uninstrumented copy of sfcheck when `active`
+    (a harness running as a fuzzer): the sfcheck modules it loads are taken out of
+    sys.modules again and the harness's own put back. For the custom mutator, which
+    decodes and re-encodes on every execution: its coverage is reset before the input
+    runs anyway, so instrumenting it only costs callbacks. Only bytes may cross between
+    the copies (each has its own classes and error types)."""
+    if not active or name in sys.modules:
+        return importlib.import_module(name)
+    own = _sfcheck_modules()
+    for k in own:
+        del sys.modules[k]
+    try:
+        return importlib.import_module(name)
+    finally:
+        for k in _sfcheck_modules():
+            del sys.modules[k]
+        sys.modules.update(own)
 
 
 def add_root_to_path() -> None:

@@ -6,7 +6,16 @@ Properties (an AssertionError is a finding):
 * a section the checker finds clean (no error finding) never makes the dumper
   raise DecodeError, nor the unwinder stop on malformed data: the validator is
   sound with respect to sfcheck's own consumers;
-* encode(decode(x)) == x for clean sections.
+* encode(decode(x)) == x for clean sections;
+* the checker's fast pass (rules/section_fast, tried on every table size) reports exactly
+  what the reference pass reports, checked on one input in FAST_EVERY (chosen by content,
+  so a finding replays).
+
+Every input is checked on the reference pass (every FDE through rules/fde.py and fre.py,
+instrumented): its coverage is what steers. The fast pass is the checker's accelerator,
+uninstrumented; on fuzzed headers its per-header shape verdicts (one probe check_fde per
+combination of the column values present) made the check step 3.8x as costly on average
+(408 vs 108 us per input, uninstrumented) when every table of 16 FDEs or more took it.
 
     python fuzz/section.py [libFuzzer flags] [corpus dirs]
 """
@@ -17,6 +26,7 @@ import contextlib
 import os
 import struct
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,27 +39,43 @@ from fuzz import common  # noqa: E402
 # rules would pass silently, the equivalence test pins it to them, and its per-header
 # caches, rebuilt for every fuzzed header, made instrumentation cost 2.4x the exec rate
 # (1,666 -> 625-714 exec/s on the same seeds); a crash in it is still a finding.
+# Plumbing and pure data stay out too: the findings context (per-rule caps, severity
+# cache), the rule registry, the model's bit-field accessors, constants and the ABI
+# table. Their branches repeat conditions the rules branch on; context, model and ABI
+# made 107 + 133 + 42 of the ~2,500 branch callbacks per execution (counted: see
+# reports/fuzz-section-rate-2026-11-26.md).
 GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors",
         "sfcheck.elf", "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
         "sfcheck.rules.fast_fre", "sfcheck.rules.fast_fde", "sfcheck.rules.section_fast",
-        "sfcheck.format.fde_table")
+        "sfcheck.format.fde_table",
+        "sfcheck.rules.context", "sfcheck.rules.registry", "sfcheck.format.model",
+        "sfcheck.format.constants", "sfcheck.format.abi")
 
-with common.instrumented_imports(__name__ == "__main__", exclude=GLUE):
+# Branch coverage only: comparison tracing was 324 of ~1,400 callbacks per execution and
+# feeds nothing but libFuzzer's table of compared values, which only its byte mutations
+# use; the structure-aware mutator and the dictionary supply those values. Same seed,
+# 300 s side by side: +13% executions, the same edges, features and replayed lines
+# (reports/fuzz-section-rate-2026-11-26.md). SFCHECK_FUZZ_DATAFLOW=1 turns it back on.
+with common.instrumented_imports(__name__ == "__main__", exclude=GLUE, dataflow=False):
     from sfcheck.checker import check_section_bytes
     from sfcheck.dump.objdump import dump_text
     from sfcheck.errors import DecodeError, EncodeError, SfcheckError
     from sfcheck.format.decode import decode
     from sfcheck.format.encode import encode
-    from sfcheck.result import Severity
+    from sfcheck.result import FileResult, Severity
+    from sfcheck.rules import section as section_pass
     from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, Unwinder
 
-from fuzz import mutator  # noqa: E402
+# The mutator works on its own uninstrumented copy of sfcheck: see common.plain_import.
+mutator = common.plain_import("fuzz.mutator", __name__ == "__main__")
 
 VMA = 0x400000
 STACK = 0x7FFF0000
 MAX_FRAMES = 12
 PROBE_FDES = 3
 MASK = (1 << 64) - 1
+FAST_EVERY = 64  # one input in this many also takes the fast pass, compared with the reference
+REFERENCE = sys.maxsize  # FAST_MIN that sends every FDE through the reference pass
 
 
 def _stack(pcs: list[int], big_endian: bool) -> SparseMemory:
@@ -64,9 +90,23 @@ def _stack(pcs: list[int], big_endian: bool) -> SparseMemory:
 _STACK_WORDS = [STACK + 16 * (k + 1) for k in range(32)]
 
 
+def _check(data: bytes, fast_min: int) -> FileResult:
+    """check_section_bytes with the fast pass taken from `fast_min` FDEs on."""
+    old = section_pass.FAST_MIN
+    section_pass.FAST_MIN = fast_min
+    try:
+        return check_section_bytes(data, vma=VMA)
+    finally:
+        section_pass.FAST_MIN = old
+
+
 def check_clean(data: bytes) -> bool:
     """Run every rule; True when the section has no error finding."""
-    result = check_section_bytes(data, vma=VMA)
+    result = _check(data, REFERENCE)
+    if zlib.crc32(data) % FAST_EVERY == 0:
+        fast = _check(data, 0)
+        assert fast.findings == result.findings, "the fast pass's findings differ"
+        assert fast.sections == result.sections, "the fast pass's section summary differs"
     return result.error is None and not any(
         f.severity >= Severity.ERROR for f in result.findings)
 
