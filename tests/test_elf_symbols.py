@@ -52,17 +52,22 @@ _entry = st.tuples(
 
 
 @settings(max_examples=300, deadline=None)
-@given(entries=st.lists(_entry, max_size=40), is64=st.booleans(), big=st.booleans(),
-       rel=st.booleans())
-def test_same_as_the_per_entry_reading(entries: list, is64: bool, big: bool,
-                                       rel: bool) -> None:
-    order = ">" if big else "<"
+def _symtab(entries: list, order: str, is64: bool) -> bytes:
+    """A symbol table of `entries` (name, info, shndx, value, size) after the null entry."""
     fmt = order + ("IBBHQQ" if is64 else "IIIBBH")
     rows = [bytes(24 if is64 else 16)]
     for name, info, shndx, value, size in entries:
         rows.append(struct.pack(fmt, name, info, 0, shndx, value, size) if is64
                     else struct.pack(fmt, name, value, size, info, 0, shndx))
-    raw = b"".join(rows)
+    return b"".join(rows)
+
+
+@given(entries=st.lists(_entry, max_size=40), is64=st.booleans(), big=st.booleans(),
+       rel=st.booleans())
+def test_same_as_the_per_entry_reading(entries: list, is64: bool, big: bool,
+                                       rel: bool) -> None:
+    order = ">" if big else "<"
+    raw = _symtab(entries, order, is64)
     bases = {1: 0x10000, 2: 0x20000} if rel else None
     got = FuncSymbols(raw, STRTAB, order, is64, bases)
     want = reference(raw, STRTAB, order, is64, bases)
@@ -125,12 +130,7 @@ def test_names_at_as_name_functions_finds_them(entries: list, is64: bool, big: b
     """FuncSymbols.names_at (only the symbols near the PCs ordered) names each PC as the
     lookup over the whole sorted table does; many symbols share addresses (aliases)."""
     order = ">" if big else "<"
-    fmt = order + ("IBBHQQ" if is64 else "IIIBBH")
-    rows = [bytes(24 if is64 else 16)]
-    for name, info, shndx, value, size in entries:
-        rows.append(struct.pack(fmt, name, info, 0, shndx, value, size) if is64
-                    else struct.pack(fmt, name, value, size, info, 0, shndx))
-    raw = b"".join(rows)
+    raw = _symtab(entries, order, is64)
     got = FuncSymbols(raw, STRTAB, order, is64, None)
     if presorted:
         got.addrs  # noqa: B018 - sorts the table: the other path of names_at

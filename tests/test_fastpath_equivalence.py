@@ -11,8 +11,9 @@ hostile cases included) and of the upstream test data, and damaged copies of tho
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -150,23 +151,30 @@ def test_other_abis_with_flipped_bytes(abi: int) -> None:
         assert_same(bytes(buf), lay.sframe_vma)
 
 
+@contextlib.contextmanager
+def _counting_fre_walks(monkeypatch) -> Iterator[list[int]]:
+    """[n]: how many FRE blocks the decoder walks (Decoder.iter_fres calls) inside."""
+    calls = [0]
+    orig = Decoder.iter_fres
+
+    def counting(self, *a):
+        calls[0] += 1
+        return orig(self, *a)
+
+    with monkeypatch.context() as m:
+        m.setattr(Decoder, "iter_fres", counting)
+        yield calls
+
+
 def test_fast_path_used_on_clean_sections(monkeypatch) -> None:
     """A clean synthetic section is checked without the decoder walking its FREs (else the
     equivalence tests above would compare the slow path with itself)."""
     lay = plan(300, 3, seed=5)
     data = encode_tiled(lay)
-    calls = 0
-    orig = Decoder.iter_fres
-
-    def counting(self, *a):
-        nonlocal calls
-        calls += 1
-        return orig(self, *a)
-
-    monkeypatch.setattr(Decoder, "iter_fres", counting)
-    assert _run(check_section, data, lay.sframe_vma, False)[1] == []
+    with _counting_fre_walks(monkeypatch) as calls:
+        assert _run(check_section, data, lay.sframe_vma, False)[1] == []
     flex_or_pcmask = sum(1 for s in lay.shapes if s.info2 or s.info & 0x10)
-    assert 0 < calls <= flex_or_pcmask
+    assert 0 < calls[0] <= flex_or_pcmask
 
 
 
@@ -319,20 +327,11 @@ def test_blocks_out_of_table_order(version: int, chunk: int, monkeypatch) -> Non
     lay = plan(200, version, seed=7)
     data = permute_blocks(encode_tiled(lay), seed=version)
     assert data is not None
-    calls = 0
-    orig = Decoder.iter_fres
-
-    def counting(self, *a):
-        nonlocal calls
-        calls += 1
-        return orig(self, *a)
-
     assert not [f for f in assert_same(data, lay.sframe_vma) if f.location.fde is not None]
-    with monkeypatch.context() as m:
-        m.setattr(Decoder, "iter_fres", counting)
+    with _counting_fre_walks(monkeypatch) as calls:
         _run(check_section, data, lay.sframe_vma, False)
     flex_or_pcmask = sum(1 for s in lay.shapes if s.info2 or s.info & 0x10)
-    assert calls <= 3 * flex_or_pcmask + 3  # not one per out-of-order FDE
+    assert calls[0] <= 3 * flex_or_pcmask + 3  # not one per out-of-order FDE
     h = decode_header(data)
     rng = random.Random(version)
     seen = set()
