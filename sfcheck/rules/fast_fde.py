@@ -127,7 +127,8 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
             full[need_at] = need_of_info[full[info_at]]
         return tuple(full)
 
-    if prod(map(len, values.values())) <= PRODUCT_MAX:
+    # More combinations than FDEs: the shapes present are fewer, look those up instead.
+    if prod(map(len, values.values())) <= min(PRODUCT_MAX, n):
         verdict = {c: _verdict(h, shape(c)) for c in product(*values.values())}
         # Per column: the values noisy in every combination that has them.
         always = [set(vals) for vals in values.values()]
@@ -149,5 +150,6 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
             return layers
         if not varying:  # one shape, and it is noisy (the OR test cannot say so)
             return [b"\x01" * n]
-    keys = zip(*(columns[name] for name in varying), strict=True)
-    return [bytes(_verdict(h, shape(k)) for k in keys)]
+    keys = list(zip(*(columns[name] for name in varying), strict=True))
+    verdict = {k: _verdict(h, shape(k)) for k in set(keys)}  # one probe per shape present
+    return [bytes(map(verdict.__getitem__, keys))]

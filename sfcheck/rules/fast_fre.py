@@ -48,6 +48,7 @@ def _sext(value: int, width: int) -> int:
     return (value & (2 * top - 1)) - 2 * top * bool(value & top)
 
 
+@cache  # pure; fre_pattern asks it once per SP-based info byte (18 per pattern)
 def _cfa_word(width: int, big: bool, abi: int) -> bytes:
     """A stored SP-based CFA word that fre-cfa-offset accepts, from R.cfa_offset_ok over
     the stored value as the ABI scales it. One byte: every value is tried. Wider: a word
@@ -84,6 +85,7 @@ def cfa_scale_abi(abi: int, stored: int) -> int:
     return C.s390x_cfa_decode(stored) if abi == C.ABI_S390X_BE else stored
 
 
+@cache
 def _slot_word(width: int, big: bool) -> bytes:
     """s390x RA/FP words that R.stack_slot accepts (it looks at the low byte only)."""
     low = _cls([b for b in range(256) if R.stack_slot(b)])
