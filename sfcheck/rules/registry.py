@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from ..record import Record
 from ..result import Severity
 
@@ -22,6 +24,8 @@ class Rule(Record, frozen=True):
 
 
 RULES: dict[str, Rule] = {}
+# rule ID -> (declaring module, declaration number): the catalogue's order (rules/__init__)
+DECLARED: dict[str, tuple[str, int]] = {}
 
 
 def rule(id: str, group: str, severity: str, title: str, explanation: str, hint: str) -> Rule:
@@ -32,4 +36,5 @@ def rule(id: str, group: str, severity: str, title: str, explanation: str, hint:
     r = Rule(id, group, Severity.parse(severity), title, " ".join(explanation.split()),
              " ".join(hint.split()))
     RULES[id] = r
+    DECLARED[id] = (sys._getframe(1).f_globals.get("__name__", ""), len(DECLARED))
     return r
