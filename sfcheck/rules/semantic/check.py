@@ -90,7 +90,10 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
         k = bisect_right(text_starts, pc) - 1
         return text[k][2] if k >= 0 and pc < text[k][1] else None
 
-    for ctx, h, (vma, data) in zip(ctxs, headers, view.sframe, strict=False):
+    # ctxs holds the sections with bytes only (a NOBITS one gets no context): pair each
+    # with its own bytes, not with the NOBITS section's place in view.sframe.
+    frames = [f for f, sec in zip(view.sframe, info.sections, strict=True) if not sec.nobits]
+    for ctx, h, (vma, data) in zip(ctxs, headers, frames, strict=False):
         if h is None or h.abi != abi_id:
             continue
         facts = Facts(h, abi, section_of)
