@@ -92,7 +92,8 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
 
     # ctxs holds the sections with bytes only (a NOBITS one gets no context): pair each
     # with its own bytes, not with the NOBITS section's place in view.sframe.
-    frames = [f for f, sec in zip(view.sframe, info.sections, strict=True) if not sec.nobits]
+    nobits = {k for k, sec in enumerate(info.sections) if sec.nobits}
+    frames = [f for k, f in enumerate(view.sframe) if k not in nobits]
     for ctx, h, (vma, data) in zip(ctxs, headers, frames, strict=False):
         if h is None or h.abi != abi_id:
             continue
