@@ -236,14 +236,13 @@ class _SectionPass:
         runs of FDEs that may meet an .eh_frame FDE (the walk's own callbacks decide, as in
         run()); the others cost their start, size and coverage finding. Valid only when no
         walk stops early."""
-        recs = blocks.recs
-        n = len(recs)
+        n = self.h.num_fdes
         base, stride = self.h.start_base(self.rel, True)
         first = self.vma + base
-        starts = list(map(add, map(itemgetter(0), recs), range(first, first + n * stride,
-                                                                stride)
+        starts = list(map(add, map(itemgetter(0), blocks.records(0, n)),
+                          range(first, first + n * stride, stride)
                           if stride else repeat(first, n)))
-        sizes = list(map(itemgetter(1), recs))
+        sizes = list(map(itemgetter(1), blocks.records(0, n)))
         self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
                                                             sizes)
         # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
