@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from operator import itemgetter
 
@@ -91,7 +91,7 @@ class FreBlocks:
         self.table = memoryview(dec.data)[h.fdes_start:h.fdes_start + h.num_fdes * self.fsz]
         # Where each FDE's block ends; None: at the next FDE's block (made on first use,
         # as a reader that knows the real ends sets them instead).
-        self.nexts: list[int] | None = None
+        self.nexts: Sequence[int] | None = None
         self.budget = h.fre_len
         self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
 

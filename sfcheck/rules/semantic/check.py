@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import repeat
@@ -128,14 +129,14 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
 
 
 def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
-                     sizes: list[int]) -> list[int]:
+                     sizes: list[int]) -> array[int]:
     """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
     that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
     k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
     when ehs[k] meets [start, end) and ehs[k + 1] starts at or after `end`."""
     m, n = len(ehs), len(starts)
     if not m:
-        return [-1] * n
+        return array("q", [-1]) * n
     ks = list(map(max, map(sub, map(bisect_right, repeat(eh_starts), starts), repeat(1, n)),
                   repeat(0, n)))
     ends = list(map(add, starts, sizes))
@@ -144,8 +145,9 @@ def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
     alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
                           map(gt, map(eh_ends.__getitem__, ks), starts)),
                 map(ge, map(after.__getitem__, ks), ends))
-    # (k + 1) * alone - 1: k, or -1
-    return list(map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
+    # (k + 1) * alone - 1: k, or -1. An array: kept for the whole walk, a list would add
+    # an int object per FDE.
+    return array("q", map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
 
 
 def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
@@ -209,7 +211,7 @@ class _SectionPass:
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
         self.starts: list[int] = []  # the shared walk's: every FDE's start
-        self.single: list[int] = []  # and the one .eh_frame FDE overlapping it, or -1
+        self.single: Sequence[int] = ()  # and the one .eh_frame FDE overlapping it, or -1
 
     def run(self, data: bytes, walked: bool = False) -> None:
         """`walked`: the structure check walked every FRE block of `data` cleanly (see
