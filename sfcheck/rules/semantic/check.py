@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
@@ -128,8 +128,8 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
-def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
-                     sizes: list[int]) -> array[int]:
+def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: Sequence[int],
+                     sizes: Sequence[int]) -> array[int]:
     """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
     that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
     k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
@@ -150,7 +150,7 @@ def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
     return array("q", map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
 
 
-def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
+def _maybe_overlapping(ehs: list[EhFde], starts: Sequence[int], sizes: Sequence[int]) -> bytes:
     """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
     _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
     of the .eh_frame ranges, merged, with C-level calls in bulk."""
@@ -210,7 +210,7 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
-        self.starts: list[int] = []  # the shared walk's: every FDE's start
+        self.starts: Sequence[int] = ()  # the shared walk's: every FDE's start
         self.single: Sequence[int] = ()  # and the one .eh_frame FDE overlapping it, or -1
 
     def run(self, data: bytes, walked: bool = False) -> None:
@@ -241,10 +241,17 @@ class _SectionPass:
         n = self.h.num_fdes
         base, stride = self.h.start_base(self.rel, True)
         first = self.vma + base
-        starts = list(map(add, map(itemgetter(0), blocks.records(0, n)),
-                          range(first, first + n * stride, stride)
-                          if stride else repeat(first, n)))
-        sizes = list(map(itemgetter(1), blocks.records(0, n)))
+        def column() -> Iterator[int]:
+            return map(add, map(itemgetter(0), blocks.records(0, n)),
+                       range(first, first + n * stride, stride) if stride else repeat(first, n))
+
+        # Arrays, not lists of int objects: both live through the whole walk.
+        starts: Sequence[int]
+        try:
+            starts = array("q", column())
+        except OverflowError:  # a start at or past 2**63 (kernel addresses): as a list
+            starts = list(column())
+        sizes = array("q", map(itemgetter(1), blocks.records(0, n)))
         self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
                                                             sizes)
         # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
@@ -264,7 +271,7 @@ class _SectionPass:
                 i = n
             blocks.run(j, i, on_tokens, on_decoded)
 
-    def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
+    def uncovered_run(self, a: int, b: int, starts: Sequence[int], sizes: Sequence[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
         ctx = self.ctx
         for i in range(a, b):
