@@ -8,9 +8,8 @@ runs them in that order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import islice, repeat
-from operator import add, and_, itemgetter, le, lshift, or_, rshift
+from itertools import islice
+from operator import add, itemgetter, le
 
 from ..format import constants as C
 from ..format.model import Header
@@ -136,33 +135,16 @@ def check_trailing(ctx, h: Header) -> None:
                                   else ""), offset=first)
 
 
-# FRE blocks (start, end, fde) are listed packed into one int each, ordered as the tuples
-# would be (every field is below 2**64): a block of every FDE can be listed at once, and
-# an int costs a third of a tuple of three ints.
-_FIELD = 64
-_MASK = (1 << _FIELD) - 1
-
-
-def pack_blocks(starts: Iterable[int], ends: Iterable[int], fdes: Iterable[int]) -> map[int]:
-    """FRE blocks [start, end) of FDEs, packed for check_overlaps (C-level, in bulk)."""
-    return map(or_, map(or_, map(lshift, starts, repeat(2 * _FIELD)),
-                        map(lshift, ends, repeat(_FIELD))), fdes)
-
-
-def _unpack(block: int) -> tuple[int, int, int]:
-    return block >> 2 * _FIELD, (block >> _FIELD) & _MASK, block & _MASK
-
-
-def check_overlaps(ctx, blocks: list[int], ranges: list[tuple[int, int, int]]) -> None:
-    """FRE blocks (packed by pack_blocks) sharing bytes; function ranges (pc, size, fde)
-    sharing PCs (fde-overlap: a table-wide FDE rule, checked here with the blocks)."""
-    if _blocks_in_order(blocks):
+def check_overlaps(ctx, blocks: list[tuple[int, int, int]],
+                   ranges: list[tuple[int, int, int]]) -> None:
+    """FRE blocks (start, end, fde) sharing bytes; function ranges (pc, size, fde) sharing
+    PCs (fde-overlap: a table-wide FDE rule, checked here with the blocks)."""
+    if _in_order(blocks, sized=False):
         blocks = []
     if _in_order(ranges, sized=True):
         ranges = []
     blocks.sort()
-    for b1, b2 in zip(blocks, blocks[1:], strict=False):
-        (s1, e1, i1), (s2, _e2, i2) = _unpack(b1), _unpack(b2)
+    for (s1, e1, i1), (s2, _e2, i2) in zip(blocks, blocks[1:], strict=False):
         if s2 < e1:
             ctx.emit(FRE_OVERLAP, f"FRE blocks of FDE {i1} [{s1:#x}, {e1:#x}) and FDE {i2} "
                      f"(from {s2:#x}) overlap", offset=s2, fde=i2)
@@ -171,15 +153,6 @@ def check_overlaps(ctx, blocks: list[int], ranges: list[tuple[int, int, int]]) -
         if p2 < p1 + z1:
             ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
                      f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
-
-
-def _blocks_in_order(blocks: list[int]) -> bool:
-    """_in_order() for packed FRE blocks."""
-    if len(blocks) < 2:
-        return True
-    starts = list(map(rshift, blocks, repeat(2 * _FIELD)))
-    ends = map(and_, map(rshift, blocks, repeat(_FIELD)), repeat(_MASK))
-    return all(map(le, ends, islice(starts, 1, None)))
 
 
 def _in_order(spans: list[tuple[int, int, int]], sized: bool) -> bool:

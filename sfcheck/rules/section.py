@@ -90,7 +90,7 @@ class _Walk:
         self.complete = complete
         self.total_fres = self.walked = 0
         self.prev_pc: int | None = None
-        self.blocks: list[int] = []  # layout.pack_blocks'
+        self.blocks: list[tuple[int, int, int]] = []
         # Runs of FDEs accepted by the fast path: (first index, block starts, block ends).
         self.fast: list[tuple[int, array, array]] = []
 
@@ -164,7 +164,8 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     if runs and (st.blocks or not merged or (by_offset is not None
                                              and len(set(by_offset)) < len(by_offset))):
         for start, firsts_, ends_ in runs:
-            st.blocks.extend(L.pack_blocks(firsts_, ends_, range(start, start + len(firsts_))))
+            st.blocks.extend(zip(firsts_, ends_, range(start, start + len(firsts_)),
+                                 strict=True))
     st.fast = []
 
 
@@ -228,7 +229,7 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         elif exc.field != "info":  # an FRE type > 2 is reported by fde-fre-type
             ctx.emit(L.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i, pc=pc)
     else:
-        st.blocks.extend(L.pack_blocks((first,), (end,), (i,)))
+        st.blocks.append((first, end, i))
         st.walked += end - first
     if fres:
         R.check_fres(ctx, h, fde, fres, pc, loc)
