@@ -212,3 +212,27 @@ def test_single_overlaps_as_the_loop_finds_them() -> None:
             elif len(found) == 1 and ehs[found[0]].start == s and ehs[found[0]].end == s + n:
                 raise AssertionError("the common case, one .eh_frame FDE alike, is decided")
     assert hits > 1000
+
+
+def test_starts_past_int64_fall_back_to_a_list(monkeypatch) -> None:
+    """FDE starts that do not fit array('q') (kernel addresses) are kept as a list: the
+    shared walk's findings stay the reference's. The overflow is forced on the first
+    column made, which is the starts (the path a real overflow takes)."""
+    real_array = semantic_check.array
+    forced: list[int] = []
+
+    def overflowing(code: str, values=()):  # type: ignore[no-untyped-def]
+        if not forced:
+            forced.append(1)
+            raise OverflowError("int too big to convert")
+        return real_array(code, values)
+
+    monkeypatch.setattr(semantic_check, "array", overflowing)
+    for path in WITH_EH:  # the first file the shared walk is taken on
+        got = _findings(path, True, monkeypatch)
+        if forced:
+            break
+    assert forced  # the fallback ran
+    monkeypatch.setattr(semantic_check, "array", real_array)
+    assert got == _findings(path, False, monkeypatch)
+    assert got == _findings(path, True, monkeypatch)  # and as without the fallback

@@ -19,7 +19,7 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
-from itertools import islice, repeat
+from itertools import repeat, tee
 from operator import add, itemgetter, lshift, lt
 
 from ..format.abi import Abi
@@ -313,13 +313,19 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     if not raw:
         return []
     offsets, starts, sizes, rels, limits = zip(*raw, strict=True)  # RawFde's fields
+    # The records (a tuple each) and the sizes are not needed past here: freed before the
+    # FDE objects are made, as this is the cross-check's peak of memory.
+    del raw
     ends = list(map(add, starts, sizes))
+    del sizes
     out = list(map(EhFde, starts, ends, rels, offsets, limits))
     # Sorted by (start, end), stably: one integer per FDE (ends are below 2**65), no
-    # sort at all when the section is in order already.
-    keys = list(map(add, map(lshift, starts, repeat(66)), ends))
-    if all(map(lt, keys, islice(keys, 1, None))):
+    # sort at all when the section is in order already (tested lazily: no list of keys).
+    lazy, following = tee(map(add, map(lshift, starts, repeat(66)), ends))
+    next(following, None)
+    if all(map(lt, lazy, following)):
         return out
+    keys = list(map(add, map(lshift, starts, repeat(66)), ends))
     order = sorted(range(len(keys)), key=keys.__getitem__)
     return list(itemgetter(*order)(out))  # (two FDEs at least: one is in order)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from operator import itemgetter
 
@@ -76,7 +76,7 @@ def finders() -> dict[int, tuple[int, Callable[..., Tokens]]]:
 class FreBlocks:
     """The FDE table of one section, record by record (see the module docstring).
 
-    `recs[i]` is FDE i's raw record (start field, size, FRE offset, ...); :meth:`run`
+    :meth:`records` yields FDE i's raw record (start field, size, FRE offset, ...); :meth:`run`
     hands each FDE to the reader as tokens or, failing that, decoded.
     """
 
@@ -85,14 +85,26 @@ class FreBlocks:
         self.dec = dec
         check_fde_array(h, len(dec.data))
         check_fre_subsection(h, len(dec.data))
-        n, fsz = h.num_fdes, h.fde_size
-        rec = dec.data[h.fdes_start:h.fdes_start + n * fsz]
-        self.recs = list(struct.iter_unpack(dec._fde_struct.format, rec))
-        offs = list(map(itemgetter(2), self.recs))
-        # A block may end where the next FDE's begins (table order: what toolchains write).
-        self.nexts = [h.fres_start + o for o in offs[1:]] + [dec.fre_limit]
+        # Records are unpacked as they are walked, not kept: a list of tuples would cost
+        # ~140 bytes per FDE for the whole pass (a view of the table costs nothing).
+        self.fsz = h.fde_size
+        self.table = memoryview(dec.data)[h.fdes_start:h.fdes_start + h.num_fdes * self.fsz]
+        # Where each FDE's block ends; None: at the next FDE's block (made on first use,
+        # as a reader that knows the real ends sets them instead).
+        self.nexts: Sequence[int] | None = None
         self.budget = h.fre_len
         self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
+
+    def records(self, begin: int, stop: int) -> Iterator[tuple[int, ...]]:
+        """The raw records of FDEs begin..stop-1, unpacked one by one."""
+        return struct.iter_unpack(self.dec._fde_struct.format,
+                                  self.table[begin * self.fsz:stop * self.fsz])
+
+    def _table_nexts(self) -> list[int]:
+        """A block ending where the next FDE's begins (table order: what toolchains write)."""
+        start = self.h.fres_start
+        offs = map(itemgetter(2), self.records(1, self.h.num_fdes))
+        return [*map(start.__add__, offs), self.dec.fre_limit]
 
     def run(self, begin: int, stop: int, on_tokens: OnTokens,
             on_decoded: Callable[[int, FDE], None]) -> None:
@@ -103,7 +115,9 @@ class FreBlocks:
         h, dec, data = self.h, self.dec, self.dec.data
         fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
         attr_struct, finders_, start_of = dec._attr_struct, _FINDERS, _START
-        for i, rec, nxt in zip(range(begin, stop), self.recs[begin:stop],
+        if self.nexts is None:
+            self.nexts = self._table_nexts()
+        for i, rec, nxt in zip(range(begin, stop), self.records(begin, stop),
                                self.nexts[begin:stop], strict=True):
             off = rec[2]
             first = fres_start + off

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..record import Record
 from ..result import Finding, Location, Severity
@@ -34,7 +34,7 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
                  findings: list[Finding] | None = None, counts: Counter | None = None,
                  ranges: list[tuple[int, int, int]] | None = None, relocatable: bool = False,
                  claimed: set[str] | None = None, fres_walked: bool = False,
-                 block_ends: list[int] | None = None,
+                 block_ends: Sequence[int] | None = None,
                  decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
         self.path = path
         self.name = name

@@ -169,9 +169,10 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     st.fast = []
 
 
-def block_ends(data: bytes, h: Header, readable: int, limit: int) -> list[int] | None:
+def block_ends(data: bytes, h: Header, readable: int, limit: int) -> array[int] | None:
     """Per FDE 0..readable-1: where the next FRE block by offset begins (the last one:
-    `limit`); None when the blocks are in table order (then that is the next FDE's)."""
+    `limit`); None when the blocks are in table order (then that is the next FDE's).
+    An array: it is kept for the cross-check, and a list would cost an int object per FDE."""
     offs = Columns(data, h, 0, readable).fre_offs.tolist()
     if all(map(lt, offs, islice(offs, 1, None))):
         return None
@@ -179,7 +180,7 @@ def block_ends(data: bytes, h: Header, readable: int, limit: int) -> list[int] |
     # the last offset is left out by zip (shorter second argument): it ends at `limit`
     nxt = dict(zip(srt, map(add, islice(srt, 1, None), repeat(h.fres_start)), strict=False))
     nxt[srt[-1]] = limit
-    return list(map(nxt.__getitem__, offs))
+    return array("q", map(nxt.__getitem__, offs))
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:

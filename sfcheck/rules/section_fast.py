@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, and_, contains, gt, itemgetter, le, lt, mul, ne, or_, sub
 
@@ -88,7 +88,7 @@ class Table:
 
     def __init__(self, data: bytes, h, a: int, b: int, readable: int, limit: int, vma: int,
                  field_relative: bool, check_order: bool, prev_pc: int | None,
-                 carry: bool, block_ends: list[int] | None = None) -> None:
+                 carry: bool, block_ends: Sequence[int] | None = None) -> None:
         """FDEs a..b-1 of `readable`; prev_pc is FDE a-1's start, `carry` whether FDE a-1
         failed the bounds test (then FDE a goes to the exact path too). `block_ends`: where
         each FDE's block ends (section.block_ends; None: at the next FDE's block)."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gc
+from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
@@ -128,15 +129,15 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
-def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
-                     sizes: list[int]) -> list[int]:
+def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: Sequence[int],
+                     sizes: Sequence[int]) -> array[int]:
     """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
     that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
     k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
     when ehs[k] meets [start, end) and ehs[k + 1] starts at or after `end`."""
     m, n = len(ehs), len(starts)
     if not m:
-        return [-1] * n
+        return array("q", [-1]) * n
     ks = list(map(max, map(sub, map(bisect_right, repeat(eh_starts), starts), repeat(1, n)),
                   repeat(0, n)))
     ends = list(map(add, starts, sizes))
@@ -145,11 +146,12 @@ def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: list[int],
     alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
                           map(gt, map(eh_ends.__getitem__, ks), starts)),
                 map(ge, map(after.__getitem__, ks), ends))
-    # (k + 1) * alone - 1: k, or -1
-    return list(map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
+    # (k + 1) * alone - 1: k, or -1. An array: kept for the whole walk, a list would add
+    # an int object per FDE.
+    return array("q", map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
 
 
-def _maybe_overlapping(ehs: list[EhFde], starts: list[int], sizes: list[int]) -> bytes:
+def _maybe_overlapping(ehs: list[EhFde], starts: Sequence[int], sizes: Sequence[int]) -> bytes:
     """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
     _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
     of the .eh_frame ranges, merged, with C-level calls in bulk."""
@@ -209,8 +211,8 @@ class _SectionPass:
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
         self.dec: Decoder | None = None
-        self.starts: list[int] = []  # the shared walk's: every FDE's start
-        self.single: list[int] = []  # and the one .eh_frame FDE overlapping it, or -1
+        self.starts: Sequence[int] = ()  # the shared walk's: every FDE's start
+        self.single: Sequence[int] = ()  # and the one .eh_frame FDE overlapping it, or -1
 
     def run(self, data: bytes, walked: bool = False) -> None:
         """`walked`: the structure check walked every FRE block of `data` cleanly (see
@@ -237,14 +239,20 @@ class _SectionPass:
         runs of FDEs that may meet an .eh_frame FDE (the walk's own callbacks decide, as in
         run()); the others cost their start, size and coverage finding. Valid only when no
         walk stops early."""
-        recs = blocks.recs
-        n = len(recs)
+        n = self.h.num_fdes
         base, stride = self.h.start_base(self.rel, True)
         first = self.vma + base
-        starts = list(map(add, map(itemgetter(0), recs), range(first, first + n * stride,
-                                                                stride)
-                          if stride else repeat(first, n)))
-        sizes = list(map(itemgetter(1), recs))
+        def column() -> Iterator[int]:
+            return map(add, map(itemgetter(0), blocks.records(0, n)),
+                       range(first, first + n * stride, stride) if stride else repeat(first, n))
+
+        # Arrays, not lists of int objects: both live through the whole walk.
+        starts: Sequence[int]
+        try:
+            starts = array("q", column())
+        except OverflowError:  # a start at or past 2**63 (kernel addresses): as a list
+            starts = list(column())
+        sizes = array("q", map(itemgetter(1), blocks.records(0, n)))
         self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
                                                             sizes)
         # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
@@ -264,7 +272,7 @@ class _SectionPass:
                 i = n
             blocks.run(j, i, on_tokens, on_decoded)
 
-    def uncovered_run(self, a: int, b: int, starts: list[int], sizes: list[int]) -> None:
+    def uncovered_run(self, a: int, b: int, starts: Sequence[int], sizes: Sequence[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
         ctx = self.ctx
         for i in range(a, b):

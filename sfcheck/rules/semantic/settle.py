@@ -47,7 +47,10 @@ class Settle:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
         if not toks:
             return True  # no FREs, no rows to compare
-        key = (asz, id(eh.rel), eh.start == start, *toks)  # eh.rel lives as long as this
+        # The FREs as one bytes object: each token's length follows from `asz` and its info
+        # byte, so the joined bytes name the tokens exactly, and a memo entry keeps one
+        # object instead of a tuple and two bytes per FRE (eh.rel lives as long as this).
+        key = (asz, id(eh.rel), eh.start == start, b"".join(map(b"".join, toks)))
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
