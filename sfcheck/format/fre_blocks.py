@@ -66,13 +66,6 @@ def _finder(fre_type: int) -> tuple[int, Callable[..., Tokens]] | None:
     return found
 
 
-def finders() -> dict[int, tuple[int, Callable[..., Tokens]]]:
-    """Every FRE type's finder (compiling those not used yet)."""
-    for fre_type in C.FRE_ADDR_SIZE:
-        _finder(fre_type)
-    return _FINDERS
-
-
 class FreBlocks:
     """The FDE table of one section, record by record (see the module docstring).
 

@@ -35,7 +35,7 @@ def uncovered(lo: int, hi: int, ranges: list[tuple[int, int, int]]) -> list[tupl
     Walking the ranges by start, `at` (how far [lo, ...) is covered) is the running
     maximum of the ends so far, and a gap [at, pc) opens wherever a range starts past
     it: C-level passes (accumulate, compress) instead of a loop over 10^5 FDEs."""
-    live = [r for r in ranges if r[1] > 0 and r[0] < hi] if not _plain(ranges, hi) else ranges
+    live = ranges if _plain(ranges, hi) else [r for r in ranges if r[1] > 0 and r[0] < hi]
     pcs = list(map(itemgetter(0), live))
     if not all(map(le, pcs, islice(pcs, 1, None))):
         live = sorted(live)

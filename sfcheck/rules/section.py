@@ -112,16 +112,16 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     so findings come out exactly as from _exact_fde alone
     (tests/test_fastpath_equivalence.py).
     """
+    # Where each block ends: at the next block by offset (kept for the cross-check's walk).
+    # In table order (what linkers mostly write) that is the next FDE's; gcc's .cold parts
+    # put blocks out of table order, which the fast path then walks too instead of sending
+    # them to _exact_fde.
+    by_offset = ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)
     if readable < FAST_MIN or not fast:
-        ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)  # (cross-check)
         for i in range(readable):
             _exact_fde(ctx, h, dec, i, st)
         return
     check_order = h.sorted and not ctx.relocatable
-    # Where each block ends: at the next block by offset. In table order (what linkers
-    # mostly write) that is the next FDE's; gcc's .cold parts put blocks out of table
-    # order, which the fast path then walks too instead of sending them to _exact_fde.
-    by_offset = ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)
     prev_pc: int | None = None
     carry = False
     for a in range(0, readable, CHUNK):

@@ -299,10 +299,7 @@ class _SectionPass:
             return
         e, start, size = self.ehs[k], self.starts[i], rec[1]
         self.covered[k] += min(start + size, e.end) - max(start, e.start)
-        if self.settle.quiet(start, size, info, info2, asz, toks, e):
-            return
-        assert self.dec is not None
-        self.exact(i, start, self.dec.fde(i), [e])
+        self.overlapped(i, start, size, [e], (info, info2, asz, toks))
 
     def on_decoded_single(self, i: int, fde: FDE) -> None:
         k = self.single[i]
