@@ -29,6 +29,7 @@ and, with --out, writes the same as Markdown.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import pickle
 import platform
@@ -517,6 +518,23 @@ def _spread(vals: list[float]) -> tuple[float, float, bool]:
     return lo, hi, lo >= -30 and hi <= 30
 
 
+def marginal_row(name: str, flat: list[tuple[Input, dict[str, Timing]]]) -> str:
+    """The cost of each added FRE between consecutive sizes: the whole-process figure
+    spreads the fixed start-up (interpreter, imports, ELF headers) over the FREs, so it
+    falls with size even when the work per FRE does not change; the slope does not."""
+    slopes = [(b.fres - a.fres, (tb["sfcheck"].seconds - ta["sfcheck"].seconds)
+               / (b.fres - a.fres) * 1e9, f"{_k(a.n)}-{_k(b.n)}")
+              for (a, ta), (b, tb) in itertools.pairwise(flat) if b.fres > a.fres]
+    shown = ", ".join(f"{s:,.0f} ({span})" for _d, s, span in slopes)
+    if len(slopes) < 2:
+        return (f"| (marginal cost per added FRE, {name}) | {shown} ns/FRE "
+                "(one interval: nothing to compare) | |")
+    lo, hi, ok = _spread([s for _d, s, _span in slopes])
+    return (f"| marginal cost per added FRE flat (+-30 %) ({name}): time difference / FRE "
+            f"difference between sizes | {shown} ns/FRE, {lo:+.0f} % / {hi:+.0f} % | "
+            f"{'yes' if ok else '**no**'} |")
+
+
 def targets_rows(results: list[Result], floor: float, imports: float) -> list[str]:
     """Issue 16's targets, each with what this run measured (ratios within this run)."""
     rows = ["| target | measured | met? |", "|---|---|---|"]
@@ -569,6 +587,7 @@ def targets_rows(results: list[Result], floor: float, imports: float) -> list[st
         rows.append(f"| cost per FRE flat (+-30 %) from {_k(flat[0][0].n)} to "
                     f"{_k(flat[-1][0].n)} ({name}), whole process | {min(vals):,.0f}-"
                     f"{max(vals):,.0f} ns/FRE, {lo:+.0f} % / {hi:+.0f} % | {yes(ok)} |")
+        rows.append(marginal_row(name, flat))
     worst = max(((t.rss_kib / 1024) / (100 + 10 * inp.sframe_bytes / 2**20), inp.name, t.tool)
                 for inp, ts, _ in results for t in ts if t.tool.startswith("sfcheck"))
     rows.append(f"| peak RSS <= 100 MB + 10 x .sframe size | worst {100 * worst[0]:.0f} % of "

@@ -39,3 +39,21 @@ def test_benchmark_prints_a_table(tmp_path) -> None:
     assert ("x readelf --sframe" in text) == has_readelf
     assert "frames/s" in text
     assert out_md.read_text().startswith("# sfcheck benchmark")
+
+
+def _point(n: int, fres: int, seconds: float):
+    from bench.run import Input, Timing
+    return Input(f"lib {n}", [], "compiled", fres=fres, n=n), {
+        "sfcheck": Timing("sfcheck", seconds, 0, 0)}
+
+
+def test_marginal_cost_is_the_slope_between_sizes() -> None:
+    from bench.run import marginal_row
+    # 0.05 s fixed + 700 ns per FRE: whole-process ns/FRE falls 10x, the slope stays 700.
+    pts = [_point(n, 6 * n, 0.05 + 700e-9 * 6 * n) for n in (10_000, 100_000, 1_000_000)]
+    row = marginal_row("v3", pts)
+    assert "700 (10k-100k), 700 (100k-1M)" in row and row.endswith("| yes |"), row
+    # Work per FRE doubling from 100k on is not flat.
+    pts[2] = _point(1_000_000, 6_000_000, 0.05 + 700e-9 * 600_000 + 1400e-9 * 5_400_000)
+    assert marginal_row("v3", pts).endswith("| **no** |")
+    assert "nothing to compare" in marginal_row("v3", pts[:2])
