@@ -57,3 +57,29 @@ def test_marginal_cost_is_the_slope_between_sizes() -> None:
     pts[2] = _point(1_000_000, 6_000_000, 0.05 + 700e-9 * 600_000 + 1400e-9 * 5_400_000)
     assert marginal_row("v3", pts).endswith("| **no** |")
     assert "nothing to compare" in marginal_row("v3", pts[:2])
+
+
+def test_identical_reads_every_bare_section(tmp_path) -> None:
+    """bench/identical.py compares the regression corpus and every upstream section."""
+    import json
+
+    from bench.identical import raw_sections
+
+    from helpers import UPSTREAM, upstream_path
+    upstream_path("simple-frame-rs")
+    got = {p.name: (p, vma) for p, vma in raw_sections(tmp_path)}
+    assert "fixed-fp-extra-data-word.bin" in got
+    cases = sorted((UPSTREAM / "simple-frame-rs").glob("*.json"))
+    for case in cases:
+        path, vma = got[case.stem + ".bin"]
+        body = json.loads(case.read_text())
+        assert path.read_bytes() == bytes(body["content"]) and vma == body["section_base"]
+    blobs = [p for p in (UPSTREAM / "binutils").iterdir()
+             if p.suffix != ".dump" and "README" not in p.name]
+    assert len(got) == len(cases) + len(blobs) + len(list(
+        (ROOT / "corpus" / "regressions").glob("*/*.bin")))
+    for p in blobs:  # bare sections (SFrame magic, either byte order) or ELF objects
+        path, vma = got[p.name.removesuffix(".bz2") + ".bin"]
+        head = path.read_bytes()[:4]
+        assert (vma is None) == (head == b"\x7fELF") and (vma is None
+                                                      or head[:2] in (b"\xe2\xde", b"\xde\xe2"))
