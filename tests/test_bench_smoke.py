@@ -83,3 +83,14 @@ def test_identical_reads_every_bare_section(tmp_path) -> None:
         head = path.read_bytes()[:4]
         assert (vma is None) == (head == b"\x7fELF") and (vma is None
                                                       or head[:2] in (b"\xe2\xde", b"\xde\xe2"))
+
+
+def test_phases_time_the_checker_inside_the_whole_check() -> None:
+    from bench.phases import in_process
+    total, per = in_process(ROOT / "corpus" / "v3" / "libcorpus.so", reps=1)
+    structure = per["structure check (all of it)"]
+    assert 0 < structure <= total
+    assert 0 < per[".eh_frame cross-check"] <= total  # the file has .eh_frame FDEs
+    # Wrappers are removed afterwards: the checker's names are its own functions again.
+    from sfcheck import checker
+    assert checker.check_section.__module__ == "sfcheck.rules.section"
