@@ -159,12 +159,22 @@ def test_decoded_fdes_sorted_stably_by_start_and_end(monkeypatch) -> None:
     rng = _random.Random(3)
     for _ in range(200):
         raw = [_E.RawFde(k, rng.choice([0, 8, 16, 2**64 - 8, rng.randrange(2**64)]),
-                         rng.choice([0, 8, 2**64 - 1]), (), None)
+                         rng.choice([0, 8, 2**64 - 1]), ((k,),) if k % 2 else (),
+                         None if k % 2 else f"limit {k}")
                for k in range(rng.randrange(5))]
         if rng.random() < 0.3:
             raw.sort(key=lambda f: (f.start, f.start + f.size))
-        monkeypatch.setattr(_E, "read_eh_frame", lambda *a, _raw=raw: _raw)
+        cols = _E.FdeColumns()
+        for k, f in enumerate(raw):
+            cols.offsets.append(f.offset)
+            cols.starts.append(f.start)
+            cols.sizes.append(f.size)
+            cols.rels.append(f.rel)
+            if f.limit:
+                cols.limits[k] = f.limit
+        monkeypatch.setattr(_E, "read_columns", lambda *a, _c=cols: _c)
         got = _cfi.decode_eh_frame(b"", 0, True, 8, next(iter(ABIS.values())))
         want = sorted(raw, key=lambda f: (f.start, f.start + f.size))
-        assert [(f.offset, f.start, f.end) for f in got] == [
-            (f.offset, f.start, f.start + f.size) for f in want]
+        # Every column follows the order, the limits (by index) too.
+        assert [(f.offset, f.start, f.end, f.rel, f.limit) for f in got] == [
+            (f.offset, f.start, f.start + f.size, f.rel, f.limit) for f in want]

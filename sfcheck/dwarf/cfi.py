@@ -19,8 +19,10 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from itertools import repeat, tee
-from operator import add, itemgetter, lshift, lt
+from operator import add, lshift, lt
 
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
@@ -148,6 +150,31 @@ class EhFde:
     def __repr__(self) -> str:
         return (f"EhFde({self.start:#x}, {self.end:#x}, {len(self.rel)} rows, "
                 f".eh_frame+{self.offset:#x})")
+
+
+class EhFdes:
+    """The `.eh_frame` FDEs sorted by (start, end), as columns: `starts`, `ends` and
+    `offsets` a machine word each, `rels` the shared relative rows, `limits` why each FDE
+    a work bound stopped has no rows (by index; only those have none). An EhFde is made
+    on demand (`fdes[k]`) for what the exact comparison and the coverage findings read:
+    the settled FDEs, nearly all of a large binary, never get one."""
+
+    __slots__ = ("starts", "ends", "offsets", "rels", "limits")
+
+    def __init__(self, starts: Sequence[int], ends: Sequence[int], offsets: Sequence[int],
+                 rels: list[tuple[CfiRow, ...]], limits: dict[int, str]) -> None:
+        self.starts, self.ends, self.offsets = starts, ends, offsets
+        self.rels, self.limits = rels, limits
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+    def __getitem__(self, k: int) -> EhFde:
+        return EhFde(self.starts[k], self.ends[k], self.rels[k], self.offsets[k],
+                     self.limits.get(k))
+
+    def __iter__(self) -> Iterator[EhFde]:
+        return map(self.__getitem__, range(len(self.rels)))
 
 
 # -- expressions ----------------------------------------------------------------------
@@ -281,7 +308,7 @@ class _Exprs:
 
 
 def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: int,
-                    abi: Abi) -> list[EhFde]:
+                    abi: Abi) -> EhFdes:
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
     parser = _Exprs(little_endian, address_size)
     pc_reg = abi.pc
@@ -306,19 +333,19 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
         return cfa, ras[ra], fps[fp]
 
     try:
-        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
-                              abi.fp, convert)
+        raw = E.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
+                             abi.fp, convert)
     except E.EhFrameError as exc:
         raise CfiError(str(exc)) from None
-    if not raw:
-        return []
-    offsets, starts, sizes, rels, limits = zip(*raw, strict=True)  # RawFde's fields
-    # The records (a tuple each) and the sizes are not needed past here: freed before the
-    # FDE objects are made, as this is the cross-check's peak of memory.
-    del raw
-    ends = list(map(add, starts, sizes))
+    starts, sizes = raw.starts, raw.sizes
+    ends: Sequence[int]
+    try:
+        ends = array("Q", map(add, starts, sizes))
+    except OverflowError:  # an end past 2**64 (a hostile size): as a list
+        ends = list(map(add, starts, sizes))
+    raw.sizes = array("Q")  # not needed past here
     del sizes
-    out = list(map(EhFde, starts, ends, rels, offsets, limits))
+    out = EhFdes(starts, ends, raw.offsets, raw.rels, raw.limits)
     # Sorted by (start, end), stably: one integer per FDE (ends are below 2**65), no
     # sort at all when the section is in order already (tested lazily: no list of keys).
     lazy, following = tee(map(add, map(lshift, starts, repeat(66)), ends))
@@ -327,7 +354,15 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
         return out
     keys = list(map(add, map(lshift, starts, repeat(66)), ends))
     order = sorted(range(len(keys)), key=keys.__getitem__)
-    return list(itemgetter(*order)(out))  # (two FDEs at least: one is in order)
+    del keys
+    out.starts = array("Q", map(starts.__getitem__, order))
+    out.ends = (array("Q", map(ends.__getitem__, order)) if isinstance(ends, array)
+                else list(map(ends.__getitem__, order)))
+    out.offsets = array("q", map(raw.offsets.__getitem__, order))
+    out.rels = list(map(raw.rels.__getitem__, order))
+    if raw.limits:
+        out.limits = {k: raw.limits[old] for k, old in enumerate(order) if old in raw.limits}
+    return out
 
 
 def _cfa_expr(parser: _Exprs, expr: bytes) -> CfaExpr | Opaque:

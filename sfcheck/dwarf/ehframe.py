@@ -19,6 +19,7 @@ and leb128.py are already apart.
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Callable
 
 from ..record import NamedTuple
@@ -166,12 +167,43 @@ _FIXED = {0x02: ("H", 2), 0x03: ("I", 4), 0x04: ("Q", 8),
           0x0A: ("h", 2), 0x0B: ("i", 4), 0x0C: ("q", 8)}
 
 
+class FdeColumns:
+    """The FDEs of a section in section order, as columns: a machine word per FDE and
+    field rather than a RawFde tuple and its int objects (a large library has a million
+    FDEs, and the cross-check keeps them all). `rels[k]` is RawFde.rel; `limits` maps the
+    index of each FDE a work bound stopped to why (those, and only those, have no rows:
+    a program run to its end always gives one)."""
+
+    __slots__ = ("offsets", "starts", "sizes", "rels", "limits")
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        self.starts = array("Q")  # masked to the address size: they fit
+        self.sizes = array("Q")
+        self.rels: list[tuple[Row, ...]] = []
+        self.limits: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+
 def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
                   ra_column: int, fp_column: int, convert: Convert | None = None,
                   ) -> list[RawFde]:
     """Every FDE of the section with its rows (sorted by pc, one per location); with
     `convert`, each distinct rule triple is converted once and rows carry the result."""
-    out: list[RawFde] = []
+    c = read_columns(data, vma, big_endian, address_size, ra_column, fp_column, convert)
+    return [RawFde(*f, c.limits.get(k))
+            for k, f in enumerate(zip(c.offsets, c.starts, c.sizes, c.rels, strict=True))]
+
+
+def read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
+                 ra_column: int, fp_column: int, convert: Convert | None = None,
+                 ) -> FdeColumns:
+    """read_eh_frame's FDEs as columns."""
+    out = FdeColumns()
+    add_offset, add_start = out.offsets.append, out.starts.append
+    add_size, add_rel, limits = out.sizes.append, out.rels.append, out.limits
     budget = _Budget(convert)
     cies: dict[int, _Cie] = {}
     # (CIE content, program) -> rows: every object file brings its own copy of the same
@@ -235,7 +267,12 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
                 rows, position_free, limit = (), False, str(exc)
             if position_free:
                 ran[key] = rows
-        out.append(RawFde(pos, start, size, rows, limit))
+        if limit is not None:
+            limits[len(out.rels)] = limit
+        add_offset(pos)
+        add_start(start)
+        add_size(size)
+        add_rel(rows)
         pos = end
     return out
 
