@@ -332,7 +332,8 @@ class _Budget:
 
     def __init__(self, convert: Convert | None) -> None:
         self.ops, self.rows = MAX_FILE_OPS, MAX_FILE_ROWS
-        # The file's rule converter and its memo (raw triple -> converted triple).
+        # The file's rule converter and its memo (raw triple -> (converted triple, rows
+        # with those rules by pc)).
         self.convert, self.converted = convert, {}
 
     def charge(self, ops: int, rows: int) -> None:
@@ -411,11 +412,17 @@ class _State:
         if self.convert is None:
             row = Row(self.loc, self.cfa, self.ra, self.fp)
         else:
+            # Rows are interned too: a (pc, rules) row recurs in program after program (a
+            # million FDEs of a large library hold a few hundred distinct rows).
             key = (self.cfa, self.ra, self.fp)
             got = self.converted.get(key)
             if got is None:
-                got = self.converted[key] = self.convert(*key)
-            row = Row(self.loc, got[0], got[1], got[2])
+                got = self.converted[key] = (self.convert(*key), {})
+            loc = self.loc
+            row = got[1].get(loc)
+            if row is None:
+                rules = got[0]
+                row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
         if self.rows and self.rows[-1].pc == self.loc:
             self.rows[-1] = row
         else:
