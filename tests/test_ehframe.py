@@ -161,7 +161,7 @@ def test_decoded_fdes_sorted_stably_by_start_and_end(monkeypatch) -> None:
         raw = [_E.RawFde(k, rng.choice([0, 8, 16, 2**64 - 8, rng.randrange(2**64)]),
                          rng.choice([0, 8, 2**64 - 1]), ((k,),) if k % 2 else (),
                          None if k % 2 else f"limit {k}")
-               for k in range(rng.randrange(5))]
+               for k in range(rng.choice([rng.randrange(5), rng.randrange(70)]))]
         if rng.random() < 0.3:
             raw.sort(key=lambda f: (f.start, f.start + f.size))
         cols = _E.FdeColumns()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import repeat, tee
-from operator import add, lshift, lt
+from operator import add, and_, lshift, lt, sub
 
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
@@ -346,14 +346,22 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     raw.sizes = array("Q")  # not needed past here
     del sizes
     out = EhFdes(starts, ends, raw.offsets, raw.rels, raw.limits)
-    # Sorted by (start, end), stably: one integer per FDE (ends are below 2**65), no
-    # sort at all when the section is in order already (tested lazily: no list of keys).
+    # Sorted by (start, end), stably: no sort at all when the section is in order already
+    # (tested lazily: no list of keys). Else (gcc's .cold parts, for one) one integer per
+    # FDE, (start, end, index) packed above the lowest start: unique, so a plain sort is
+    # stable, and as few digits as the span needs (a million of them are alive at once).
     lazy, following = tee(map(add, map(lshift, starts, repeat(66)), ends))
     next(following, None)
     if all(map(lt, lazy, following)):
         return out
-    keys = list(map(add, map(lshift, starts, repeat(66)), ends))
-    order = sorted(range(len(keys)), key=keys.__getitem__)
+    n, lo = len(starts), min(starts)
+    end_bits, index_bits = (max(ends) - lo).bit_length(), n.bit_length()
+    keys = list(map(add, map(lshift, map(add, map(lshift, map(sub, starts, repeat(lo, n)),
+                                                          repeat(end_bits, n)),
+                                                  map(sub, ends, repeat(lo, n))),
+                             repeat(index_bits, n)), range(n)))
+    keys.sort()
+    order = array("q", map(and_, keys, repeat((1 << index_bits) - 1, n)))
     del keys
     out.starts = array("Q", map(starts.__getitem__, order))
     out.ends = (array("Q", map(ends.__getitem__, order)) if isinstance(ends, array)
