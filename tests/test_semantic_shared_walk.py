@@ -237,3 +237,24 @@ def test_starts_past_int64_fall_back_to_a_list(monkeypatch) -> None:
     monkeypatch.setattr(semantic_check, "array", real_array)
     assert got == _findings(path, False, monkeypatch)
     assert got == _findings(path, True, monkeypatch)  # and as without the fallback
+
+
+@pytest.mark.parametrize("fmt", ["iIIIB", "iIIIBBH", "qII"])  # SFrame v1, v2, v3 records
+@pytest.mark.parametrize("order", "<>")
+def test_nonzero_sizes_counts_as_the_records_say(fmt: str, order: str) -> None:
+    """The bulk count of FDEs with a nonzero size (none_overlap's) is what unpacking every
+    record finds, sizes of every byte pattern and zero included."""
+    import struct
+
+    rng = random.Random(fmt + order)
+    rec = struct.Struct(order + fmt)
+    for n in (0, 1, 2, 7, 300):
+        rows = []
+        for _ in range(n):
+            vals = [rng.randrange(-2**31, 2**31) if c in "iq" else
+                    rng.randrange(1 << (8 * struct.calcsize(c))) for c in fmt]
+            vals[1] = rng.choice([0, 0, 1, 1 << 8, 1 << 16, 1 << 24, rng.randrange(2**32)])
+            rows.append(rec.pack(*vals))
+        table = memoryview(b"".join(rows))
+        want = sum(1 for r in struct.iter_unpack(rec.format, table) if r[1])
+        assert semantic_check._nonzero_sizes(table, rec.format, rec.size) == want

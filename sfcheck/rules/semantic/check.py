@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import struct
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
@@ -10,7 +11,7 @@ from itertools import compress, repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
 from ...dwarf.cfi import CfiError, EhFde, EhFdes, decode_eh_frame
-from ...elf import ElfSFrameInfo, addresses
+from ...elf import Buffer, ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
@@ -189,6 +190,20 @@ def _maybe_overlapping(eh_starts: Sequence[int], eh_ends: Sequence[int], starts:
                      map(lt, map(lo.__getitem__, js), map(add, starts, sizes))))
 
 
+def _nonzero_sizes(table: Buffer, fmt: str, size: int) -> int:
+    """How many records of `table` (each `size` bytes, struct format `fmt`: byte order and
+    one code per field, the FDE's size second) have a nonzero size field: the field's
+    byte columns ORed as integers, so no record is unpacked (a zero stays zero in either
+    byte order)."""
+    n = len(table) // size
+    at, width = struct.calcsize(fmt[:2]), struct.calcsize(fmt[0] + fmt[2])
+    raw = bytes(table[:n * size])
+    bits = 0
+    for j in range(at, at + width):
+        bits |= int.from_bytes(raw[j::size], "little")
+    return n - bits.to_bytes(n, "little").count(0)
+
+
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
     """True when `ctx` would not keep a finding of `rule` (reported at its own severity):
     the rule is off or claimed (then emit drops it), or past the per-rule cap (then emit
@@ -251,6 +266,9 @@ class _SectionPass:
         run()); the others cost their start, size and coverage finding. Valid only when no
         walk stops early."""
         n = self.h.num_fdes
+        if not len(self.ehs):
+            self.none_overlap(blocks)
+            return
         base, stride = self.h.start_base(self.rel, True)
         first = self.vma + base
         def column() -> Iterator[int]:
@@ -282,6 +300,26 @@ class _SectionPass:
             if i < 0:
                 i = n
             blocks.run(j, i, on_tokens, on_decoded)
+
+    def none_overlap(self, blocks: FreBlocks) -> None:
+        """shared() when .eh_frame has no FDE: uncovered_run() for every FDE, with starts
+        computed only for the findings kept (the first MAX_PER_RULE) and the rest counted
+        from the size fields in bulk: no column of starts, no walk."""
+        ctx = self.ctx
+        seen = 0  # FDEs of nonzero size so far
+        for i, rec in enumerate(blocks.records(0, self.h.num_fdes)):
+            if not rec[1]:
+                continue
+            seen += 1
+            if _count_only(ctx, NO_EH_FDE):
+                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
+                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
+                    ctx.counts[NO_EH_FDE.id] += _nonzero_sizes(
+                        blocks.table, blocks.dec._fde_struct.format, blocks.fsz) - seen
+                return
+            start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
+            ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + rec[1]:#x}) of this function is "
+                     "covered by no .eh_frame FDE", fde=i, pc=start)
 
     def uncovered_run(self, a: int, b: int, starts: Sequence[int], sizes: Sequence[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
