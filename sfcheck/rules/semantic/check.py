@@ -138,23 +138,20 @@ def _single_overlaps(eh_starts: Sequence[int], eh_ends: Sequence[int], starts: S
     m, n = len(eh_starts), len(starts)
     if not m:
         return array("q", [-1]) * n
+    # The .eh_frame starts as a list while this runs: bisect probes it ~log2(m) times per
+    # FDE, and an array makes an int object at each probe (lib10000: 150k of them).
+    eh_list = list(eh_starts)
     # Arrays, not lists: a million int objects each at 1M FDEs, alive together.
-    ks = array("q", map(max, map(sub, map(bisect_right, repeat(eh_starts), starts),
+    ks = array("q", map(max, map(sub, map(bisect_right, repeat(eh_list), starts),
                                  repeat(1, n)), repeat(0, n)))
     ends: Sequence[int]
     try:
         ends = array("q", map(add, starts, sizes))
     except OverflowError:
         ends = list(map(add, starts, sizes))
-    after: Sequence[int]  # the next .eh_frame FDE's start (none: beyond all)
-    if getattr(eh_starts, "typecode", None) == "Q":  # (EhFdes.starts: always)
-        # The last one's sentinel, 2**64 - 1, may be below an end past it: then that FDE
-        # is left to the loop (-1), which is always right.
-        after = eh_starts[1:]
-        after.append((1 << 64) - 1)
-    else:
-        after = [*eh_starts[1:], 1 << 128]
-    alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
+    after = eh_list[1:]  # the next .eh_frame FDE's start (none: beyond all)
+    after.append(1 << 128)
+    alone = map(and_, map(and_, map(lt, map(eh_list.__getitem__, ks), ends),
                           map(gt, map(eh_ends.__getitem__, ks), starts)),
                 map(ge, map(after.__getitem__, ks), ends))
     # (k + 1) * alone - 1: k, or -1. An array: kept for the whole walk, a list would add
