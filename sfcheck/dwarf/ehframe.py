@@ -381,7 +381,7 @@ def _charged(budget: _Budget, st: _State, cie: _Cie, program: bytes, at: int,
 
 class _State:
     __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
-                 "set_loc", "ops", "convert", "converted")
+                 "last", "set_loc", "ops", "convert", "converted")
 
     def __init__(self, ra_col: int, fp_col: int, budget: _Budget) -> None:
         self.convert, self.converted = budget.convert, budget.converted
@@ -393,6 +393,7 @@ class _State:
         self.stack: list[tuple[RawCfa, RawRule, RawRule]] = []
         self.loc = 0
         self.rows: list[Row] = []
+        self.last = -1  # the pc of the last row (pcs are offsets: never negative)
         self.set_loc = False
         self.ops = 0  # instructions run (set by _exec)
 
@@ -409,30 +410,52 @@ class _State:
             self.fp = self.initial[1]
 
     def emit(self) -> None:
-        if self.convert is None:
-            row = Row(self.loc, self.cfa, self.ra, self.fp)
+        """The row at `loc` (replacing the last one when it is at `loc` too: an advance by
+        zero)."""
+        loc = self.loc
+        row = Row(loc, self.cfa, self.ra, self.fp) if self.convert is None else self._interned(loc)
+        if loc == self.last:
+            self.rows[-1] = row
         else:
-            # Rows are interned too: a (pc, rules) row recurs in program after program (a
-            # million FDEs of a large library hold a few hundred distinct rows).
+            self.rows.append(row)
+            self.last = loc
+
+    def _interned(self, loc: int) -> Row:
+        # Rows are interned too: a (pc, rules) row recurs in program after program (a
+        # million FDEs of a large library hold a few hundred distinct rows).
+        key = (self.cfa, self.ra, self.fp)
+        got = self.converted.get(key)
+        if got is None:
+            got = self.converted[key] = (self.convert(*key), {})
+        row = got[1].get(loc)
+        if row is None:
+            rules = got[0]
+            row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
+        return row
+
+    def advance(self, to: int) -> None:
+        """emit(), then move to `to`: written out once more, as it runs once per row."""
+        loc = self.loc
+        if self.convert is None:
+            row = Row(loc, self.cfa, self.ra, self.fp)
+        else:
             key = (self.cfa, self.ra, self.fp)
             got = self.converted.get(key)
             if got is None:
                 got = self.converted[key] = (self.convert(*key), {})
-            loc = self.loc
             row = got[1].get(loc)
             if row is None:
                 rules = got[0]
                 row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
-        if self.rows and self.rows[-1].pc == self.loc:
-            self.rows[-1] = row
+        rows = self.rows
+        if loc == self.last:
+            rows[-1] = row
         else:
-            self.rows.append(row)
-
-    def advance(self, to: int) -> None:
-        self.emit()
+            rows.append(row)
+            self.last = loc
+            if len(rows) > MAX_FDE_ROWS:
+                raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
         self.loc = to
-        if len(self.rows) > MAX_FDE_ROWS:
-            raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
 
 
 def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None, vma: int,
@@ -444,29 +467,38 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
     # Every instruction is at least one byte: past MAX_FDE_OPS bytes, count them.
     counted = n > MAX_FDE_OPS
     ops = 0
+    ra_col, fp_col = st.ra_col, st.fp_col
     while c.pos < n:
         p = c.pos
-        op = program[p]
-        if counted:
-            ops += 1
-            if ops > MAX_FDE_OPS:
-                raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
-        # Fast paths for what compilers write most: advance_loc, and def_cfa_offset /
-        # offset with a one-byte operand.
-        if op & 0xC0 == 0x40:
-            c.pos = p + 1
-            if in_fde:
-                st.advance(st.loc + (op & 0x3F) * caf)
-            continue
-        if p + 1 < n and program[p + 1] < 0x80:
-            if op == 0x0E:
-                c.pos = p + 2
-                st.cfa = (st.cfa[0] if isinstance(st.cfa, tuple) else -1, program[p + 1])
+        # Fast paths for what compilers write most, with the position in a local: advance_loc,
+        # and def_cfa_offset / offset with a one-byte operand (an offset only builds its
+        # rule for a register tracked).
+        while p < n:
+            op = program[p]
+            if counted:
+                ops += 1
+                if ops > MAX_FDE_OPS:
+                    raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
+            if op & 0xC0 == 0x40:
+                p += 1
+                if in_fde:
+                    st.advance(st.loc + (op & 0x3F) * caf)
                 continue
-            if op & 0xC0 == 0x80:
-                c.pos = p + 2
-                st.set(op & 0x3F, (OFFSET, program[p + 1] * daf))
-                continue
+            if p + 1 < n and program[p + 1] < 0x80:
+                if op == 0x0E:
+                    cfa = st.cfa
+                    st.cfa = (cfa[0] if isinstance(cfa, tuple) else -1, program[p + 1])
+                    p += 2
+                    continue
+                if op & 0xC0 == 0x80:
+                    reg = op & 0x3F
+                    if reg in (ra_col, fp_col):
+                        st.set(reg, (OFFSET, program[p + 1] * daf))
+                    p += 2
+                    continue
+            break  # (counted already) the general path below
+        else:
+            break  # the end of the program
         op_at = at + p
         c.pos = p + 1
         hi, lo = op & 0xC0, op & 0x3F
