@@ -26,6 +26,9 @@ class Settle:
         self.h, self.abi = h, abi
         self.v3 = h.version == C.VERSION_3
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+        # One object per distinct (CFA, RA, FP) value, whatever bytes said it: rules compare
+        # equal exactly when they are the same object, so no RegRule.__eq__ runs in _quiet.
+        self.canon: dict[object, object] = {}
         # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
         # shape share both sides; the verdict holds for any size past `reach`.
         self.verdicts: dict[tuple, tuple[bool, int]] = {}
@@ -36,7 +39,7 @@ class Settle:
         if not (rest[0] >> 1) & 0xF:
             return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
         got = rules_of(h, False, token_fre(rest, h.big_endian), abi)
-        return _NO_ROWS if got is None else got
+        return _NO_ROWS if got is None else self.canon.setdefault(got, got)
 
     def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
               eh_start: int, eh_end: int, rel: tuple[CfiRow, ...]) -> bool:
@@ -56,16 +59,15 @@ class Settle:
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
-        verdict = self._quiet(start, size, asz, toks, eh_start == start, rel)
         starts = starts_of(toks, asz, self.h.big_endian)
+        verdict = self._quiet(size, starts, toks, eh_start == start, rel)
         reach = max(max(starts), rel[-1].pc)
         if size > reach:  # nothing was cut at `size`: the same for every larger size
             self.verdicts[key] = (verdict, reach)
         return verdict
 
-    def _quiet(self, start: int, size: int, asz: int, toks: Tokens, same_start: bool,
-               rel: tuple[CfiRow, ...]) -> bool:
-        starts = starts_of(toks, asz, self.h.big_endian)
+    def _quiet(self, size: int, starts: bytes | tuple[int, ...], toks: Tokens,
+               same_start: bool, rel: tuple[CfiRow, ...]) -> bool:
         if not all(map(lt, starts, islice(starts, 1, None))):
             return True  # _sframe_rows gives up on unordered FREs (structural rules report)
         rules = self.rules
@@ -77,12 +79,11 @@ class Settle:
                 r = rules[rest] = self._rules(rest)
             if r is _NO_ROWS:
                 return True  # every FRE is read, as _sframe_rows does, even past the end
-            if st >= size or r is last:
+            if st >= size or r is last:  # (canonical: `is` is ==)
                 continue
             if r is _OUTERMOST:
                 return False
-            if r != last:
-                mine.append((st, r))
+            mine.append((st, r))
             last = r
         if not same_start:
             return False
