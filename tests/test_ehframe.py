@@ -178,3 +178,50 @@ def test_decoded_fdes_sorted_stably_by_start_and_end(monkeypatch) -> None:
         # Every column follows the order, the limits (by index) too.
         assert [(f.offset, f.start, f.end, f.rel, f.limit) for f in got] == [
             (f.offset, f.start, f.start + f.size, f.rel, f.limit) for f in want]
+
+
+def test_decoded_rules_are_one_object_per_value() -> None:
+    """decode_eh_frame's rows carry one object per rule value (CfaExpr aside), so eh_steps
+    merges repeated rules by identity: its steps are those of a merge by value."""
+    from sfcheck.dwarf.cfi import CfaExpr, decode_eh_frame
+    from sfcheck.elf import load_elf
+    from sfcheck.format.abi import ABIS
+    from sfcheck.format.decode import decode_header
+    from sfcheck.rules.semantic.compare import eh_steps
+
+    def by_value(rel: tuple, size: int) -> list | None:
+        steps: list = []
+        last = None
+        for row in rel:
+            if row.pc >= size:
+                break
+            if type(row.cfa).__name__ != "RegRule":
+                return None
+            rules = (row.cfa, row.ra, row.fp)
+            if rules != last:
+                steps.append((row.pc, rules))
+                last = rules
+        return steps
+
+    checked = merged = 0
+    for path in FILES:
+        info = load_elf(path.read_bytes(), str(path), cfi=True)
+        view = info.cfi
+        try:
+            abi = ABIS[decode_header(info.sections[0].data).abi]
+            ehs = decode_eh_frame(view.eh_frame, view.eh_frame_vma, info.little_endian,
+                                  8 if info.elfclass == 64 else 4, abi)
+        except Exception:  # noqa: BLE001 — a damaged corpus file: nothing to check here
+            continue
+        seen: dict[object, int] = {}
+        for rel in ehs.rels:
+            for row in rel:
+                for rule in (row.cfa, row.ra, row.fp):
+                    if not isinstance(rule, CfaExpr):
+                        assert seen.setdefault(rule, id(rule)) == id(rule), (path, rule)
+            for size in (1, 4, 1 << 20):
+                got = eh_steps(rel, size)
+                assert got == by_value(rel, size), path
+                merged += got is not None and len(got) < sum(r.pc < size for r in rel)
+            checked += 1
+    assert checked > 300 and merged > 0

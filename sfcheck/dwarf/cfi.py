@@ -317,19 +317,28 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
     ras: dict[RawRule, Rule] = {}
     fps: dict[RawRule, Rule] = {}
+    # One object per value among the rules the rows carry (CfaExpr aside: its operations
+    # need not hash): equal is identical, which eh_steps' merge relies on.
+    canon: dict[object, object] = {}
 
     def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
         cfa = cfas.get(rc)
         if cfa is None:
             if isinstance(rc, bytes):
-                cfa = cfas[rc] = _cfa_expr(parser, rc)
+                cfa = _cfa_expr(parser, rc)
+                if not isinstance(cfa, CfaExpr):
+                    cfa = canon.setdefault(cfa, cfa)
             else:
-                cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
-                                  else intern(RegRule(rc[0], rc[1], False)))
+                cfa = (Opaque("no CFA rule") if rc[0] < 0
+                       else intern(RegRule(rc[0], rc[1], False)))
+                cfa = canon.setdefault(cfa, cfa)
+            cfas[rc] = cfa
         if ra not in ras:
-            ras[ra] = intern(_reg_rule(ra, parser, True, pc_reg))
+            r = intern(_reg_rule(ra, parser, True, pc_reg))
+            ras[ra] = canon.setdefault(r, r)
         if fp not in fps:
-            fps[fp] = intern(_reg_rule(fp, parser, False, pc_reg))
+            r = intern(_reg_rule(fp, parser, False, pc_reg))
+            fps[fp] = canon.setdefault(r, r)
         return cfa, ras[ra], fps[fp]
 
     try:
