@@ -140,7 +140,8 @@ def test_maybe_overlapping_is_a_superset() -> None:
                      key=lambda e: (e.start, e.end))
         starts = [rng.randrange(-10, 250) for _ in range(40)]
         sizes = [rng.randrange(0, 30) for _ in range(40)]
-        maybe = semantic_check._maybe_overlapping(ehs, starts, sizes)  # type: ignore[arg-type]
+        maybe = semantic_check._maybe_overlapping([e.start for e in ehs], [e.end for e in ehs],
+                                                  starts, sizes)
         assert len(maybe) == len(starts)
         for i, (s, n) in enumerate(zip(starts, sizes, strict=True)):
             if any(e.start < s + n and e.end > s for e in ehs):
@@ -198,7 +199,7 @@ def test_single_overlaps_as_the_loop_finds_them() -> None:
         eh_starts = [e.start for e in ehs]
         starts = [rng.randrange(-10, 250, rng.choice([1, 8])) for _ in range(40)]
         sizes = [rng.choice([0, 1, 8, 16, 40]) for _ in range(40)]
-        got = semantic_check._single_overlaps(eh_starts, ehs, starts, sizes)  # type: ignore[arg-type]
+        got = semantic_check._single_overlaps(eh_starts, [e.end for e in ehs], starts, sizes)
         for i, (s, n) in enumerate(zip(starts, sizes, strict=True)):
             k = max(semantic_check.bisect_right(eh_starts, s) - 1, 0)
             found = []
@@ -217,12 +218,12 @@ def test_single_overlaps_as_the_loop_finds_them() -> None:
 def test_starts_past_int64_fall_back_to_a_list(monkeypatch) -> None:
     """FDE starts that do not fit array('q') (kernel addresses) are kept as a list: the
     shared walk's findings stay the reference's. The overflow is forced on the first
-    column made, which is the starts (the path a real overflow takes)."""
+    column made from an iterator, which is the starts (the path a real overflow takes)."""
     real_array = semantic_check.array
     forced: list[int] = []
 
     def overflowing(code: str, values=()):  # type: ignore[no-untyped-def]
-        if not forced:
+        if not forced and not isinstance(values, list):  # ([0] * n: the coverage counts)
             forced.append(1)
             raise OverflowError("int too big to convert")
         return real_array(code, values)
@@ -236,3 +237,24 @@ def test_starts_past_int64_fall_back_to_a_list(monkeypatch) -> None:
     monkeypatch.setattr(semantic_check, "array", real_array)
     assert got == _findings(path, False, monkeypatch)
     assert got == _findings(path, True, monkeypatch)  # and as without the fallback
+
+
+@pytest.mark.parametrize("fmt", ["iIIIB", "iIIIBBH", "qII"])  # SFrame v1, v2, v3 records
+@pytest.mark.parametrize("order", "<>")
+def test_nonzero_sizes_counts_as_the_records_say(fmt: str, order: str) -> None:
+    """The bulk count of FDEs with a nonzero size (none_overlap's) is what unpacking every
+    record finds, sizes of every byte pattern and zero included."""
+    import struct
+
+    rng = random.Random(fmt + order)
+    rec = struct.Struct(order + fmt)
+    for n in (0, 1, 2, 7, 300):
+        rows = []
+        for _ in range(n):
+            vals = [rng.randrange(-2**31, 2**31) if c in "iq" else
+                    rng.randrange(1 << (8 * struct.calcsize(c))) for c in fmt]
+            vals[1] = rng.choice([0, 0, 1, 1 << 8, 1 << 16, 1 << 24, rng.randrange(2**32)])
+            rows.append(rec.pack(*vals))
+        table = memoryview(b"".join(rows))
+        want = sum(1 for r in struct.iter_unpack(rec.format, table) if r[1])
+        assert semantic_check._nonzero_sizes(table, rec.format, rec.size) == want

@@ -19,8 +19,10 @@ Input is untrusted: every decoding failure becomes a :class:`CfiError`.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from itertools import repeat, tee
-from operator import add, itemgetter, lshift, lt
+from operator import add, and_, lshift, lt, sub
 
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
@@ -148,6 +150,31 @@ class EhFde:
     def __repr__(self) -> str:
         return (f"EhFde({self.start:#x}, {self.end:#x}, {len(self.rel)} rows, "
                 f".eh_frame+{self.offset:#x})")
+
+
+class EhFdes:
+    """The `.eh_frame` FDEs sorted by (start, end), as columns: `starts`, `ends` and
+    `offsets` a machine word each, `rels` the shared relative rows, `limits` why each FDE
+    a work bound stopped has no rows (by index; only those have none). An EhFde is made
+    on demand (`fdes[k]`) for what the exact comparison and the coverage findings read:
+    the settled FDEs, nearly all of a large binary, never get one."""
+
+    __slots__ = ("starts", "ends", "offsets", "rels", "limits")
+
+    def __init__(self, starts: Sequence[int], ends: Sequence[int], offsets: Sequence[int],
+                 rels: list[tuple[CfiRow, ...]], limits: dict[int, str]) -> None:
+        self.starts, self.ends, self.offsets = starts, ends, offsets
+        self.rels, self.limits = rels, limits
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+    def __getitem__(self, k: int) -> EhFde:
+        return EhFde(self.starts[k], self.ends[k], self.rels[k], self.offsets[k],
+                     self.limits.get(k))
+
+    def __iter__(self) -> Iterator[EhFde]:
+        return map(self.__getitem__, range(len(self.rels)))
 
 
 # -- expressions ----------------------------------------------------------------------
@@ -281,7 +308,7 @@ class _Exprs:
 
 
 def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: int,
-                    abi: Abi) -> list[EhFde]:
+                    abi: Abi) -> EhFdes:
     """Every FDE of an `.eh_frame` section, with its rows; CfiError if undecodable."""
     parser = _Exprs(little_endian, address_size)
     pc_reg = abi.pc
@@ -290,44 +317,69 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     cfas: dict[object, RegRule | CfaExpr | Opaque] = {}
     ras: dict[RawRule, Rule] = {}
     fps: dict[RawRule, Rule] = {}
+    # One object per value among the rules the rows carry (CfaExpr aside: its operations
+    # need not hash): equal is identical, which eh_steps' merge relies on.
+    canon: dict[object, object] = {}
 
     def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
         cfa = cfas.get(rc)
         if cfa is None:
             if isinstance(rc, bytes):
-                cfa = cfas[rc] = _cfa_expr(parser, rc)
+                cfa = _cfa_expr(parser, rc)
+                if not isinstance(cfa, CfaExpr):
+                    cfa = canon.setdefault(cfa, cfa)
             else:
-                cfa = cfas[rc] = (Opaque("no CFA rule") if rc[0] < 0
-                                  else intern(RegRule(rc[0], rc[1], False)))
+                cfa = (Opaque("no CFA rule") if rc[0] < 0
+                       else intern(RegRule(rc[0], rc[1], False)))
+                cfa = canon.setdefault(cfa, cfa)
+            cfas[rc] = cfa
         if ra not in ras:
-            ras[ra] = intern(_reg_rule(ra, parser, True, pc_reg))
+            r = intern(_reg_rule(ra, parser, True, pc_reg))
+            ras[ra] = canon.setdefault(r, r)
         if fp not in fps:
-            fps[fp] = intern(_reg_rule(fp, parser, False, pc_reg))
+            r = intern(_reg_rule(fp, parser, False, pc_reg))
+            fps[fp] = canon.setdefault(r, r)
         return cfa, ras[ra], fps[fp]
 
     try:
-        raw = E.read_eh_frame(data, vma, not little_endian, address_size, abi.ra_column,
-                              abi.fp, convert)
+        raw = E.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
+                             abi.fp, convert)
     except E.EhFrameError as exc:
         raise CfiError(str(exc)) from None
-    if not raw:
-        return []
-    offsets, starts, sizes, rels, limits = zip(*raw, strict=True)  # RawFde's fields
-    # The records (a tuple each) and the sizes are not needed past here: freed before the
-    # FDE objects are made, as this is the cross-check's peak of memory.
-    del raw
-    ends = list(map(add, starts, sizes))
+    starts, sizes = raw.starts, raw.sizes
+    ends: Sequence[int]
+    try:
+        ends = array("Q", map(add, starts, sizes))
+    except OverflowError:  # an end past 2**64 (a hostile size): as a list
+        ends = list(map(add, starts, sizes))
+    raw.sizes = array("Q")  # not needed past here
     del sizes
-    out = list(map(EhFde, starts, ends, rels, offsets, limits))
-    # Sorted by (start, end), stably: one integer per FDE (ends are below 2**65), no
-    # sort at all when the section is in order already (tested lazily: no list of keys).
+    out = EhFdes(starts, ends, raw.offsets, raw.rels, raw.limits)
+    # Sorted by (start, end), stably: no sort at all when the section is in order already
+    # (tested lazily: no list of keys). Else (gcc's .cold parts, for one) one integer per
+    # FDE, (start, end, index) packed above the lowest start: unique, so a plain sort is
+    # stable, and as few digits as the span needs (a million of them are alive at once).
     lazy, following = tee(map(add, map(lshift, starts, repeat(66)), ends))
     next(following, None)
     if all(map(lt, lazy, following)):
         return out
-    keys = list(map(add, map(lshift, starts, repeat(66)), ends))
-    order = sorted(range(len(keys)), key=keys.__getitem__)
-    return list(itemgetter(*order)(out))  # (two FDEs at least: one is in order)
+    n, lo = len(starts), min(starts)
+    end_bits, index_bits = (max(ends) - lo).bit_length(), n.bit_length()
+    keys = list(map(add, map(lshift, map(add, map(lshift, map(sub, starts, repeat(lo, n)),
+                                                          repeat(end_bits, n)),
+                                                  map(sub, ends, repeat(lo, n))),
+                             repeat(index_bits, n)), range(n)))
+    keys.sort()
+    order = array("q", map(and_, keys, repeat((1 << index_bits) - 1, n)))
+    del keys
+    out.starts = array("Q", map(starts.__getitem__, order))
+    out.ends = (array("Q", map(ends.__getitem__, order)) if isinstance(ends, array)
+                else list(map(ends.__getitem__, order)))
+    out.offsets = array("q", map(raw.offsets.__getitem__, order))
+    out.rels = list(map(raw.rels.__getitem__, order))
+    if raw.limits:
+        out.limits = {k: raw.limits[old] for k, old in enumerate(order) if old in raw.limits}
+    return out
 
 
 def _cfa_expr(parser: _Exprs, expr: bytes) -> CfaExpr | Opaque:

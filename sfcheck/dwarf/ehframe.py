@@ -19,6 +19,7 @@ and leb128.py are already apart.
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Callable
 
 from ..record import NamedTuple
@@ -166,12 +167,43 @@ _FIXED = {0x02: ("H", 2), 0x03: ("I", 4), 0x04: ("Q", 8),
           0x0A: ("h", 2), 0x0B: ("i", 4), 0x0C: ("q", 8)}
 
 
+class FdeColumns:
+    """The FDEs of a section in section order, as columns: a machine word per FDE and
+    field rather than a RawFde tuple and its int objects (a large library has a million
+    FDEs, and the cross-check keeps them all). `rels[k]` is RawFde.rel; `limits` maps the
+    index of each FDE a work bound stopped to why (those, and only those, have no rows:
+    a program run to its end always gives one)."""
+
+    __slots__ = ("offsets", "starts", "sizes", "rels", "limits")
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        self.starts = array("Q")  # masked to the address size: they fit
+        self.sizes = array("Q")
+        self.rels: list[tuple[Row, ...]] = []
+        self.limits: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.rels)
+
+
 def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
                   ra_column: int, fp_column: int, convert: Convert | None = None,
                   ) -> list[RawFde]:
     """Every FDE of the section with its rows (sorted by pc, one per location); with
     `convert`, each distinct rule triple is converted once and rows carry the result."""
-    out: list[RawFde] = []
+    c = read_columns(data, vma, big_endian, address_size, ra_column, fp_column, convert)
+    return [RawFde(*f, c.limits.get(k))
+            for k, f in enumerate(zip(c.offsets, c.starts, c.sizes, c.rels, strict=True))]
+
+
+def read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
+                 ra_column: int, fp_column: int, convert: Convert | None = None,
+                 ) -> FdeColumns:
+    """read_eh_frame's FDEs as columns."""
+    out = FdeColumns()
+    add_offset, add_start = out.offsets.append, out.starts.append
+    add_size, add_rel, limits = out.sizes.append, out.rels.append, out.limits
     budget = _Budget(convert)
     cies: dict[int, _Cie] = {}
     # (CIE content, program) -> rows: every object file brings its own copy of the same
@@ -235,7 +267,12 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
                 rows, position_free, limit = (), False, str(exc)
             if position_free:
                 ran[key] = rows
-        out.append(RawFde(pos, start, size, rows, limit))
+        if limit is not None:
+            limits[len(out.rels)] = limit
+        add_offset(pos)
+        add_start(start)
+        add_size(size)
+        add_rel(rows)
         pos = end
     return out
 
@@ -295,7 +332,8 @@ class _Budget:
 
     def __init__(self, convert: Convert | None) -> None:
         self.ops, self.rows = MAX_FILE_OPS, MAX_FILE_ROWS
-        # The file's rule converter and its memo (raw triple -> converted triple).
+        # The file's rule converter and its memo (raw triple -> (converted triple, rows
+        # with those rules by pc)).
         self.convert, self.converted = convert, {}
 
     def charge(self, ops: int, rows: int) -> None:
@@ -343,7 +381,7 @@ def _charged(budget: _Budget, st: _State, cie: _Cie, program: bytes, at: int,
 
 class _State:
     __slots__ = ("ra_col", "fp_col", "cfa", "ra", "fp", "initial", "stack", "loc", "rows",
-                 "set_loc", "ops", "convert", "converted")
+                 "last", "set_loc", "ops", "convert", "converted")
 
     def __init__(self, ra_col: int, fp_col: int, budget: _Budget) -> None:
         self.convert, self.converted = budget.convert, budget.converted
@@ -355,6 +393,7 @@ class _State:
         self.stack: list[tuple[RawCfa, RawRule, RawRule]] = []
         self.loc = 0
         self.rows: list[Row] = []
+        self.last = -1  # the pc of the last row (pcs are offsets: never negative)
         self.set_loc = False
         self.ops = 0  # instructions run (set by _exec)
 
@@ -371,24 +410,52 @@ class _State:
             self.fp = self.initial[1]
 
     def emit(self) -> None:
+        """The row at `loc` (replacing the last one when it is at `loc` too: an advance by
+        zero)."""
+        loc = self.loc
+        row = Row(loc, self.cfa, self.ra, self.fp) if self.convert is None else self._interned(loc)
+        if loc == self.last:
+            self.rows[-1] = row
+        else:
+            self.rows.append(row)
+            self.last = loc
+
+    def _interned(self, loc: int) -> Row:
+        # Rows are interned too: a (pc, rules) row recurs in program after program (a
+        # million FDEs of a large library hold a few hundred distinct rows).
+        key = (self.cfa, self.ra, self.fp)
+        got = self.converted.get(key)
+        if got is None:
+            got = self.converted[key] = (self.convert(*key), {})
+        row = got[1].get(loc)
+        if row is None:
+            rules = got[0]
+            row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
+        return row
+
+    def advance(self, to: int) -> None:
+        """emit(), then move to `to`: written out once more, as it runs once per row."""
+        loc = self.loc
         if self.convert is None:
-            row = Row(self.loc, self.cfa, self.ra, self.fp)
+            row = Row(loc, self.cfa, self.ra, self.fp)
         else:
             key = (self.cfa, self.ra, self.fp)
             got = self.converted.get(key)
             if got is None:
-                got = self.converted[key] = self.convert(*key)
-            row = Row(self.loc, got[0], got[1], got[2])
-        if self.rows and self.rows[-1].pc == self.loc:
-            self.rows[-1] = row
+                got = self.converted[key] = (self.convert(*key), {})
+            row = got[1].get(loc)
+            if row is None:
+                rules = got[0]
+                row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
+        rows = self.rows
+        if loc == self.last:
+            rows[-1] = row
         else:
-            self.rows.append(row)
-
-    def advance(self, to: int) -> None:
-        self.emit()
+            rows.append(row)
+            self.last = loc
+            if len(rows) > MAX_FDE_ROWS:
+                raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
         self.loc = to
-        if len(self.rows) > MAX_FDE_ROWS:
-            raise _Bound(f"more than {MAX_FDE_ROWS} CFI rows in one FDE")
 
 
 def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None, vma: int,
@@ -400,29 +467,38 @@ def _exec(cie: _Cie, program: bytes, at: int, st: _State, fde_start: int | None,
     # Every instruction is at least one byte: past MAX_FDE_OPS bytes, count them.
     counted = n > MAX_FDE_OPS
     ops = 0
+    ra_col, fp_col = st.ra_col, st.fp_col
     while c.pos < n:
         p = c.pos
-        op = program[p]
-        if counted:
-            ops += 1
-            if ops > MAX_FDE_OPS:
-                raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
-        # Fast paths for what compilers write most: advance_loc, and def_cfa_offset /
-        # offset with a one-byte operand.
-        if op & 0xC0 == 0x40:
-            c.pos = p + 1
-            if in_fde:
-                st.advance(st.loc + (op & 0x3F) * caf)
-            continue
-        if p + 1 < n and program[p + 1] < 0x80:
-            if op == 0x0E:
-                c.pos = p + 2
-                st.cfa = (st.cfa[0] if isinstance(st.cfa, tuple) else -1, program[p + 1])
+        # Fast paths for what compilers write most, with the position in a local: advance_loc,
+        # and def_cfa_offset / offset with a one-byte operand (an offset only builds its
+        # rule for a register tracked).
+        while p < n:
+            op = program[p]
+            if counted:
+                ops += 1
+                if ops > MAX_FDE_OPS:
+                    raise _Bound(f"more than {MAX_FDE_OPS} CFI instructions in one FDE")
+            if op & 0xC0 == 0x40:
+                p += 1
+                if in_fde:
+                    st.advance(st.loc + (op & 0x3F) * caf)
                 continue
-            if op & 0xC0 == 0x80:
-                c.pos = p + 2
-                st.set(op & 0x3F, (OFFSET, program[p + 1] * daf))
-                continue
+            if p + 1 < n and program[p + 1] < 0x80:
+                if op == 0x0E:
+                    cfa = st.cfa
+                    st.cfa = (cfa[0] if isinstance(cfa, tuple) else -1, program[p + 1])
+                    p += 2
+                    continue
+                if op & 0xC0 == 0x80:
+                    reg = op & 0x3F
+                    if reg in (ra_col, fp_col):
+                        st.set(reg, (OFFSET, program[p + 1] * daf))
+                    p += 2
+                    continue
+            break  # (counted already) the general path below
+        else:
+            break  # the end of the program
         op_at = at + p
         c.pos = p + 1
         hi, lo = op & 0xC0, op & 0x3F

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import gc
+import struct
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
-from ...dwarf.cfi import CfiError, EhFde, decode_eh_frame
-from ...elf import ElfSFrameInfo, addresses
+from ...dwarf.cfi import CfiError, EhFde, EhFdes, decode_eh_frame
+from ...elf import Buffer, ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
@@ -78,12 +79,11 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
     except CfiError as exc:
         first.emit_as(NO_EH_FRAME, Severity.WARNING, f".eh_frame cannot be decoded: {exc}")
         return
-    limited = [e for e in ehs if e.limit]
-    if limited:
-        first.emit(OPAQUE, f"{len(limited)} .eh_frame FDE(s) not interpreted, first at "
-                   f".eh_frame+{limited[0].offset:#x}: {limited[0].limit}")
-    eh_starts = [e.start for e in ehs]
-    covered = [0] * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
+    if ehs.limits:
+        k = min(ehs.limits)
+        first.emit(OPAQUE, f"{len(ehs.limits)} .eh_frame FDE(s) not interpreted, first at "
+                   f".eh_frame+{ehs.offsets[k]:#x}: {ehs.limits[k]}")
+    covered = array("q", [0]) * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
     text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
     text_starts = [t[0] for t in text]
 
@@ -104,16 +104,16 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
         # stop early, so blocks of FDEs nothing overlaps need not be walked again.
         walked = ctx.fres_walked and data == ctx.data
         try:
-            _SectionPass(ctx, facts, vma, ehs, eh_starts, covered, budget).run(data, walked)
+            _SectionPass(ctx, facts, vma, ehs, covered, budget).run(data, walked)
         except (DecodeError, _Stop):
             continue  # the structural rules report a DecodeError; _Stop: reported
 
     symbols = view.symbols
     addrs: list[int] | None = None  # read when a finding names the first function
-    for e, got in zip(ehs, covered, strict=True):
+    # Only the FDEs not wholly covered are looked at (and get an EhFde).
+    for k in compress(range(len(ehs)), map(lt, covered, map(sub, ehs.ends, ehs.starts))):
+        e, got = ehs[k], covered[k]
         size = e.end - e.start
-        if size <= 0 or got >= size:
-            continue
         if addrs is None:
             addrs = addresses(symbols)
         name = func_name(symbols, addrs, e.start, section_of)
@@ -129,21 +129,29 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                           f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
 
 
-def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: Sequence[int],
+def _single_overlaps(eh_starts: Sequence[int], eh_ends: Sequence[int], starts: Sequence[int],
                      sizes: Sequence[int]) -> array[int]:
     """Per FDE, the index of the .eh_frame FDE when _SectionPass.overlapping() would find
     that one alone (-1: none or several; then it runs), found in bulk: its loop starts at
     k, the last .eh_frame FDE starting at or before the FDE's start, and finds ehs[k] alone
     when ehs[k] meets [start, end) and ehs[k + 1] starts at or after `end`."""
-    m, n = len(ehs), len(starts)
+    m, n = len(eh_starts), len(starts)
     if not m:
         return array("q", [-1]) * n
-    ks = list(map(max, map(sub, map(bisect_right, repeat(eh_starts), starts), repeat(1, n)),
-                  repeat(0, n)))
-    ends = list(map(add, starts, sizes))
-    eh_ends = [e.end for e in ehs]
-    after = [*eh_starts[1:], 1 << 128]  # the next .eh_frame FDE's start (none: beyond all)
-    alone = map(and_, map(and_, map(lt, map(eh_starts.__getitem__, ks), ends),
+    # The .eh_frame starts as a list while this runs: bisect probes it ~log2(m) times per
+    # FDE, and an array makes an int object at each probe (lib10000: 150k of them).
+    eh_list = list(eh_starts)
+    # Arrays, not lists: a million int objects each at 1M FDEs, alive together.
+    ks = array("q", map(max, map(sub, map(bisect_right, repeat(eh_list), starts),
+                                 repeat(1, n)), repeat(0, n)))
+    ends: Sequence[int]
+    try:
+        ends = array("q", map(add, starts, sizes))
+    except OverflowError:
+        ends = list(map(add, starts, sizes))
+    after = eh_list[1:]  # the next .eh_frame FDE's start (none: beyond all)
+    after.append(1 << 128)
+    alone = map(and_, map(and_, map(lt, map(eh_list.__getitem__, ks), ends),
                           map(gt, map(eh_ends.__getitem__, ks), starts)),
                 map(ge, map(after.__getitem__, ks), ends))
     # (k + 1) * alone - 1: k, or -1. An array: kept for the whole walk, a list would add
@@ -151,22 +159,23 @@ def _single_overlaps(eh_starts: list[int], ehs: list[EhFde], starts: Sequence[in
     return array("q", map(sub, map(mul, map(add, ks, repeat(1, n)), alone), repeat(1, n)))
 
 
-def _maybe_overlapping(ehs: list[EhFde], starts: Sequence[int], sizes: Sequence[int]) -> bytes:
+def _maybe_overlapping(eh_starts: Sequence[int], eh_ends: Sequence[int], starts: Sequence[int],
+                       sizes: Sequence[int]) -> bytes:
     """Per FDE, 1 when [start, start + size) meets an .eh_frame FDE: a superset of the FDEs
     _SectionPass.overlapping() finds anything for. Each FDE is tested against the union
     of the .eh_frame ranges, merged, with C-level calls in bulk."""
     n = len(starts)
-    if not ehs:
+    if not eh_starts:
         return bytes(n)
     lo: list[int] = []
     hi: list[int] = []
-    for e in ehs:  # sorted by start: merge into disjoint [lo, hi] ranges
+    for s, e in zip(eh_starts, eh_ends, strict=True):  # sorted: merge into disjoint [lo, hi]
         # An empty (or inverted) FDE is still found strictly inside an SFrame FDE: a point.
-        end = max(e.start, e.end)
-        if hi and e.start <= hi[-1]:
+        end = max(s, e)
+        if hi and s <= hi[-1]:
             hi[-1] = max(hi[-1], end)
         else:
-            lo.append(e.start)
+            lo.append(s)
             hi.append(end)
     # j: how many merged ranges start at or before the FDE's start. The FDE meets the
     # union iff range j - 1 reaches past its start or range j starts before its end
@@ -176,6 +185,20 @@ def _maybe_overlapping(ehs: list[EhFde], starts: Sequence[int], sizes: Sequence[
     hi.insert(0, -(1 << 128))  # no range j - 1 (hi shifted by one: hi[j] is range j - 1's)
     return bytes(map(or_, map(gt, map(hi.__getitem__, js), starts),
                      map(lt, map(lo.__getitem__, js), map(add, starts, sizes))))
+
+
+def _nonzero_sizes(table: Buffer, fmt: str, size: int) -> int:
+    """How many records of `table` (each `size` bytes, struct format `fmt`: byte order and
+    one code per field, the FDE's size second) have a nonzero size field: the field's
+    byte columns ORed as integers, so no record is unpacked (a zero stays zero in either
+    byte order)."""
+    n = len(table) // size
+    at, width = struct.calcsize(fmt[:2]), struct.calcsize(fmt[0] + fmt[2])
+    raw = bytes(table[:n * size])
+    bits = 0
+    for j in range(at, at + width):
+        bits |= int.from_bytes(raw[j::size], "little")
+    return n - bits.to_bytes(n, "little").count(0)
 
 
 def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
@@ -203,10 +226,10 @@ class _SectionPass:
     fast = True
     share = True  # off: walk every FRE block even when the structure check has (tests)
 
-    def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: list[EhFde],
-                 eh_starts: list[int], covered: list[int], budget: Budget) -> None:
+    def __init__(self, ctx: SectionContext, facts: Facts, vma: int, ehs: EhFdes,
+                 covered: array[int], budget: Budget) -> None:
         self.ctx, self.facts, self.vma, self.budget = ctx, facts, vma, budget
-        self.ehs, self.eh_starts, self.covered = ehs, eh_starts, covered
+        self.ehs, self.eh_starts, self.eh_ends, self.covered = ehs, ehs.starts, ehs.ends, covered
         h = self.h = facts.header
         self.rel = h.pcrel or ctx.relocatable
         self.settle = Settle(h, facts.abi)
@@ -240,6 +263,9 @@ class _SectionPass:
         run()); the others cost their start, size and coverage finding. Valid only when no
         walk stops early."""
         n = self.h.num_fdes
+        if not len(self.ehs):
+            self.none_overlap(blocks)
+            return
         base, stride = self.h.start_base(self.rel, True)
         first = self.vma + base
         def column() -> Iterator[int]:
@@ -253,11 +279,11 @@ class _SectionPass:
         except OverflowError:  # a start at or past 2**63 (kernel addresses): as a list
             starts = list(column())
         sizes = array("q", map(itemgetter(1), blocks.records(0, n)))
-        self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.ehs, starts,
-                                                            sizes)
+        self.starts, self.single = starts, _single_overlaps(self.eh_starts, self.eh_ends,
+                                                            starts, sizes)
         # (the bulk pre-filter is needed only for FDEs not overlapping exactly one)
-        maybe = (_maybe_overlapping(self.ehs, starts, sizes) if -1 in self.single
-                 else b"\x01" * n)
+        maybe = (_maybe_overlapping(self.eh_starts, self.eh_ends, starts, sizes)
+                 if -1 in self.single else b"\x01" * n)
         on_tokens, on_decoded = self.on_tokens_single, self.on_decoded_single
         i = 0
         while i < n:  # alternate runs: FDEs that overlap nothing, FDEs that may
@@ -271,6 +297,26 @@ class _SectionPass:
             if i < 0:
                 i = n
             blocks.run(j, i, on_tokens, on_decoded)
+
+    def none_overlap(self, blocks: FreBlocks) -> None:
+        """shared() when .eh_frame has no FDE: uncovered_run() for every FDE, with starts
+        computed only for the findings kept (the first MAX_PER_RULE) and the rest counted
+        from the size fields in bulk: no column of starts, no walk."""
+        ctx = self.ctx
+        seen = 0  # FDEs of nonzero size so far
+        for i, rec in enumerate(blocks.records(0, self.h.num_fdes)):
+            if not rec[1]:
+                continue
+            seen += 1
+            if _count_only(ctx, NO_EH_FDE):
+                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
+                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
+                    ctx.counts[NO_EH_FDE.id] += _nonzero_sizes(
+                        blocks.table, blocks.dec._fde_struct.format, blocks.fsz) - seen
+                return
+            start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
+            ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + rec[1]:#x}) of this function is "
+                     "covered by no .eh_frame FDE", fde=i, pc=start)
 
     def uncovered_run(self, a: int, b: int, starts: Sequence[int], sizes: Sequence[int]) -> None:
         """uncovered() for FDEs a..b-1; once the rule only counts, the rest in one step."""
@@ -297,37 +343,42 @@ class _SectionPass:
         if k < 0:
             self.on_tokens(i, rec, info, info2, asz, toks)
             return
-        e, start, size = self.ehs[k], self.starts[i], rec[1]
-        self.covered[k] += min(start + size, e.end) - max(start, e.start)
-        self.overlapped(i, start, size, [e], (info, info2, asz, toks))
+        es, ee, start, size = self.eh_starts[k], self.eh_ends[k], self.starts[i], rec[1]
+        self.covered[k] += min(start + size, ee) - max(start, es)
+        # Settled from the columns: no EhFde unless the exact path runs.
+        if self.settle.quiet(start, size, info, info2, asz, toks, es, ee, self.ehs.rels[k]):
+            return
+        assert self.dec is not None
+        self.exact(i, start, self.dec.fde(i), [self.ehs[k]])
 
     def on_decoded_single(self, i: int, fde: FDE) -> None:
         k = self.single[i]
         if k < 0:
             self.on_decoded(i, fde)
             return
-        e, start = self.ehs[k], self.starts[i]
-        self.covered[k] += min(start + fde.size, e.end) - max(start, e.start)
-        self.exact(i, start, fde, [e])
+        start = self.starts[i]
+        self.covered[k] += min(start + fde.size, self.eh_ends[k]) - max(start, self.eh_starts[k])
+        self.exact(i, start, fde, [self.ehs[k]])
 
     def overlapped(self, i: int, start: int, size: int, overlaps: list[EhFde],
                    raw: tuple[int, int, int, Tokens]) -> None:
         """on_tokens() for an FDE with overlaps: settled, else compared exactly."""
-        if len(overlaps) == 1 and self.settle.quiet(start, size, *raw, overlaps[0]):
-            return
+        if len(overlaps) == 1:
+            e = overlaps[0]
+            if self.settle.quiet(start, size, *raw, e.start, e.end, e.rel):
+                return
         assert self.dec is not None
         self.exact(i, start, self.dec.fde(i), overlaps)
 
     def overlapping(self, start: int, end: int) -> list[EhFde]:
         """The .eh_frame FDEs overlapping [start, end); counts the bytes they cover."""
-        ehs, covered = self.ehs, self.covered
-        k = max(bisect_right(self.eh_starts, start) - 1, 0)
+        eh_starts, eh_ends, covered = self.eh_starts, self.eh_ends, self.covered
+        k = max(bisect_right(eh_starts, start) - 1, 0)
         found = []
-        while k < len(ehs) and ehs[k].start < end:
-            e = ehs[k]
-            if e.end > start:
-                found.append(e)
-                covered[k] += min(end, e.end) - max(start, e.start)
+        while k < len(eh_starts) and eh_starts[k] < end:
+            if eh_ends[k] > start:
+                found.append(self.ehs[k])
+                covered[k] += min(end, eh_ends[k]) - max(start, eh_starts[k])
             k += 1
         return found
 

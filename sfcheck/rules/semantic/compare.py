@@ -225,30 +225,35 @@ def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,
         rules = (r.cfa, r.ra, r.fp)
         if not mine or mine[-1][1] != rules:
             mine.append((f.start, rules))
-    return mine == eh_steps(eh, size, memo)
+    return mine == eh_steps(eh.rel, size, memo)
 
 
-def eh_steps(eh: EhFde, size: int, memo: dict | None = None) -> list[tuple[int, tuple]] | None:
-    """`eh`'s rows at offsets below `size` as (offset, (CFA, RA, FP)), repeated rules merged;
-    None when a CFA there is not register + offset. Relative rows: no absolute ones built.
-    With `memo` (keyed by the shared rows' identity), computed once per distinct program."""
-    if memo is not None and (not eh.rel or size > eh.rel[-1].pc):
-        got = memo.get(id(eh.rel), memo)
+def eh_steps(rel: tuple[CfiRow, ...], size: int,
+             memo: dict | None = None) -> list[tuple[int, tuple]] | None:
+    """An FDE's relative rows `rel` at offsets below `size` as (offset, (CFA, RA, FP)),
+    repeated rules merged; None when a CFA there is not register + offset. With `memo`
+    (keyed by the shared rows' identity), computed once per distinct program. The rules of
+    decode_eh_frame's rows are one object per value (CfaExpr aside, which ends the steps):
+    a rule repeats exactly when it is the same object."""
+    if memo is not None and (not rel or size > rel[-1].pc):
+        got = memo.get(id(rel), memo)
         if got is memo:
-            got = memo[id(eh.rel)] = eh_steps(eh, size)
+            got = memo[id(rel)] = eh_steps(rel, size)
         return got
     steps: list[tuple[int, tuple]] = []
-    last = None
-    for row in eh.rel:
-        if row.pc >= size:
+    lc = lr = lf = _NONE  # the last step's rules
+    for pc, cfa, ra, fp in rel:
+        if pc >= size:
             break
-        if not isinstance(row.cfa, RegRule):
+        if not isinstance(cfa, RegRule):
             return None
-        rules = (row.cfa, row.ra, row.fp)
-        if rules != last:
-            steps.append((row.pc, rules))
-            last = rules
+        if cfa is not lc or ra is not lr or fp is not lf:
+            steps.append((pc, (cfa, ra, fp)))
+            lc, lr, lf = cfa, ra, fp
     return steps
+
+
+_NONE = object()  # no rule yet (None is one: FP kept)
 
 
 def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts: list[int],

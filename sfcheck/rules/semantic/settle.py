@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import islice
 from operator import lt
 
-from ...dwarf.cfi import EhFde
+from ...dwarf.cfi import CfiRow
 from ...format import constants as C
 from ...format.abi import Abi
 from ...format.fre_blocks import Tokens, starts_of, token_fre
@@ -26,6 +26,9 @@ class Settle:
         self.h, self.abi = h, abi
         self.v3 = h.version == C.VERSION_3
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
+        # One object per distinct (CFA, RA, FP) value, whatever bytes said it: rules compare
+        # equal exactly when they are the same object, so no RegRule.__eq__ runs in _quiet.
+        self.canon: dict[object, object] = {}
         # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
         # shape share both sides; the verdict holds for any size past `reach`.
         self.verdicts: dict[tuple, tuple[bool, int]] = {}
@@ -36,33 +39,35 @@ class Settle:
         if not (rest[0] >> 1) & 0xF:
             return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
         got = rules_of(h, False, token_fre(rest, h.big_endian), abi)
-        return _NO_ROWS if got is None else got
+        return _NO_ROWS if got is None else self.canon.setdefault(got, got)
 
     def quiet(self, start: int, size: int, info: int, info2: int, asz: int, toks: Tokens,
-              eh: EhFde) -> bool:
-        """True when compare_fde against `eh` alone would find nothing to report."""
-        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or eh.limit:
+              eh_start: int, eh_end: int, rel: tuple[CfiRow, ...]) -> bool:
+        """True when compare_fde against the .eh_frame FDE [eh_start, eh_end) with relative
+        rows `rel` alone would find nothing to report (no rows: a work bound stopped its
+        program, EhFdes.limits)."""
+        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or not rel:
             return False  # PCMASK and FLEX FDEs, .eh_frame not run: the exact path
-        if eh.start > start or eh.end < start + size:
+        if eh_start > start or eh_end < start + size:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
         if not toks:
             return True  # no FREs, no rows to compare
         # The FREs as one bytes object: each token's length follows from `asz` and its info
         # byte, so the joined bytes name the tokens exactly, and a memo entry keeps one
-        # object instead of a tuple and two bytes per FRE (eh.rel lives as long as this).
-        key = (asz, id(eh.rel), eh.start == start, b"".join(map(b"".join, toks)))
+        # object instead of a tuple and two bytes per FRE (rel lives as long as this).
+        key = (asz, id(rel), eh_start == start, b"".join(map(b"".join, toks)))
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
-        verdict = self._quiet(start, size, asz, toks, eh)
         starts = starts_of(toks, asz, self.h.big_endian)
-        reach = max(max(starts), eh.rel[-1].pc if eh.rel else -1)
+        verdict = self._quiet(size, starts, toks, eh_start == start, rel)
+        reach = max(max(starts), rel[-1].pc)
         if size > reach:  # nothing was cut at `size`: the same for every larger size
             self.verdicts[key] = (verdict, reach)
         return verdict
 
-    def _quiet(self, start: int, size: int, asz: int, toks: Tokens, eh: EhFde) -> bool:
-        starts = starts_of(toks, asz, self.h.big_endian)
+    def _quiet(self, size: int, starts: bytes | tuple[int, ...], toks: Tokens,
+               same_start: bool, rel: tuple[CfiRow, ...]) -> bool:
         if not all(map(lt, starts, islice(starts, 1, None))):
             return True  # _sframe_rows gives up on unordered FREs (structural rules report)
         rules = self.rules
@@ -74,13 +79,12 @@ class Settle:
                 r = rules[rest] = self._rules(rest)
             if r is _NO_ROWS:
                 return True  # every FRE is read, as _sframe_rows does, even past the end
-            if st >= size or r is last:
+            if st >= size or r is last:  # (canonical: `is` is ==)
                 continue
             if r is _OUTERMOST:
                 return False
-            if r != last:
-                mine.append((st, r))
+            mine.append((st, r))
             last = r
-        if eh.start != start or not eh.rel:
+        if not same_start:
             return False
-        return mine == eh_steps(eh, size)
+        return mine == eh_steps(rel, size)
