@@ -8,6 +8,8 @@ runs them in that order.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from operator import add, itemgetter, le
 
@@ -135,19 +137,72 @@ def check_trailing(ctx, h: Header) -> None:
                                   else ""), offset=first)
 
 
-def check_overlaps(ctx, blocks: list[tuple[int, int, int]],
-                   ranges: list[tuple[int, int, int]]) -> None:
-    """FRE blocks (start, end, fde) sharing bytes; function ranges (pc, size, fde) sharing
-    PCs (fde-overlap: a table-wide FDE rule, checked here with the blocks)."""
-    if _in_order(blocks, sized=False):
-        blocks = []
-    if _in_order(ranges, sized=True):
-        ranges = []
-    blocks.sort()
-    for (s1, e1, i1), (s2, _e2, i2) in zip(blocks, blocks[1:], strict=False):
+class Blocks:
+    """The FRE blocks walked, [first, end) of FDE fdes[k], as columns in table order: a
+    (start, end, fde) tuple per block cost ~170 bytes at 1M FDEs, and a toolchain's table
+    is checked without building one (check_overlaps)."""
+
+    __slots__ = ("firsts", "ends", "fdes")
+
+    def __init__(self) -> None:
+        self.firsts = array("q")
+        self.ends = array("q")
+        # Block k's FDE; None while that is FDE k (every FDE so far has its block).
+        self.fdes: array | None = None
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def add(self, first: int, end: int, fde: int) -> None:
+        if self.fdes is None and fde != len(self.firsts):
+            self.fdes = array("q", range(len(self.firsts)))
+        self.firsts.append(first)
+        self.ends.append(end)
+        if self.fdes is not None:
+            self.fdes.append(fde)
+
+    def extend(self, fde: int, firsts: Iterable[int], ends: Iterable[int]) -> None:
+        """The blocks of FDEs fde, fde + 1, ... (as many as `firsts`)."""
+        if self.fdes is None and fde != len(self.firsts):
+            self.fdes = array("q", range(len(self.firsts)))
+        n = len(self.firsts)
+        self.firsts.extend(firsts)
+        self.ends.extend(ends)
+        if self.fdes is not None:
+            self.fdes.extend(range(fde, fde + len(self.firsts) - n))
+
+    def disjoint(self, next_start: Sequence[int] | None) -> bool:
+        """True when no two blocks share a byte, by C-level tests that need no sort: each
+        block ends before the next in table order (what linkers write), or before
+        next_start[fde], the next greater block start of all FDEs (gcc's .cold blocks lie
+        out of table order). next_start is only valid when no two FDEs share a start.
+        False: undecided (the caller sorts)."""
+        firsts, ends = self.firsts, self.ends
+        if all(map(le, ends, islice(firsts, 1, None))):
+            return True
+        if next_start is None:
+            return False
+        nxt = next_start if self.fdes is None else map(next_start.__getitem__, self.fdes)
+        return all(map(le, ends, nxt))
+
+    def tuples(self) -> list[tuple[int, int, int]]:
+        """(first, end, fde) per block, sorted: for the pairwise overlap test."""
+        fdes = range(len(self.firsts)) if self.fdes is None else self.fdes
+        return sorted(zip(self.firsts, self.ends, fdes, strict=True))
+
+
+def check_overlaps(ctx, blocks: Blocks, ranges: list[tuple[int, int, int]],
+                   next_start: Sequence[int] | None = None) -> None:
+    """FRE blocks sharing bytes; function ranges (pc, size, fde) sharing PCs (fde-overlap:
+    a table-wide FDE rule, checked here with the blocks). `next_start`: see
+    Blocks.disjoint."""
+    spans = [] if blocks.disjoint(next_start) else blocks.tuples()
+    for (s1, e1, i1), (s2, _e2, i2) in zip(spans, spans[1:], strict=False):
         if s2 < e1:
             ctx.emit(FRE_OVERLAP, f"FRE blocks of FDE {i1} [{s1:#x}, {e1:#x}) and FDE {i2} "
                      f"(from {s2:#x}) overlap", offset=s2, fde=i2)
+    if _in_order(ranges, sized=True):
+        ranges = []
     ranges = sorted(r for r in ranges if r[1] > 0)
     for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
         if p2 < p1 + z1:
