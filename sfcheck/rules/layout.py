@@ -16,6 +16,7 @@ from operator import add, itemgetter, le
 from ..format import constants as C
 from ..format.model import Header
 from . import fde as F
+from .context import Ranges
 from .registry import rule
 
 FDEOFF_AFTER_FREOFF = rule(
@@ -191,7 +192,7 @@ class Blocks:
         return sorted(zip(self.firsts, self.ends, fdes, strict=True))
 
 
-def check_overlaps(ctx, blocks: Blocks, ranges: list[tuple[int, int, int]],
+def check_overlaps(ctx, blocks: Blocks, ranges: Sequence[tuple[int, int, int]],
                    next_start: Sequence[int] | None = None) -> None:
     """FRE blocks sharing bytes; function ranges (pc, size, fde) sharing PCs (fde-overlap:
     a table-wide FDE rule, checked here with the blocks). `next_start`: see
@@ -201,26 +202,24 @@ def check_overlaps(ctx, blocks: Blocks, ranges: list[tuple[int, int, int]],
         if s2 < e1:
             ctx.emit(FRE_OVERLAP, f"FRE blocks of FDE {i1} [{s1:#x}, {e1:#x}) and FDE {i2} "
                      f"(from {s2:#x}) overlap", offset=s2, fde=i2)
-    if _in_order(ranges, sized=True):
-        ranges = []
-    ranges = sorted(r for r in ranges if r[1] > 0)
+    ranges = [] if _in_order(ranges) else sorted(r for r in ranges if r[1] > 0)
     for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
         if p2 < p1 + z1:
             ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
                      f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
 
 
-def _in_order(spans: list[tuple[int, int, int]], sized: bool) -> bool:
-    """True when each span, in list order, ends at or before the next one starts; then
-    sorting them finds no overlap either. C-level, so a clean 100k-FDE table is not
-    sorted and compared pair by pair. Spans are (start, end, index), or with
-    `sized` (start, size, index)."""
-    if len(spans) < 2:
+def _in_order(ranges: Sequence[tuple[int, int, int]]) -> bool:
+    """True when each (pc, size, fde) range, in table order, ends at or before the next one
+    starts; then sorting them finds no overlap either. C-level, over the columns of a
+    Ranges, so a clean 100k-FDE table is not sorted and compared pair by pair."""
+    if len(ranges) < 2:
         return True
-    starts = list(map(itemgetter(0), spans))
-    seconds = map(itemgetter(1), spans)
-    ends = map(add, starts, seconds) if sized else seconds
-    return all(map(le, ends, islice(starts, 1, None)))
+    if isinstance(ranges, Ranges):
+        pcs, sizes = ranges.pcs, ranges.sizes
+    else:
+        pcs, sizes = list(map(itemgetter(0), ranges)), map(itemgetter(1), ranges)
+    return all(map(le, map(add, pcs, sizes), islice(pcs, 1, None)))
 
 
 def _check_gaps(ctx, h: Header, fdes_end: int, size: int) -> None:

@@ -135,7 +135,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                     None if by_offset is None else by_offset[a:b])
         prev_pc, carry = tab.pcs[-1], tab.carry
         bad = tab.bad
-        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.sizes, tab.nfs, tab.firsts, tab.ends
+        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.size_col, tab.nfs, tab.firsts, tab.ends
         # walked[k]: bytes of blocks 0..k-1 of this chunk (blocks need not be adjacent)
         walked = [0, *accumulate(map(sub, ends, firsts))]
         i = 0
@@ -150,9 +150,9 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
                         _exact_fde(ctx, h, dec, a + k, st)
                 else:
-                    st.blocks.extend(a + i, islice(firsts, i, j), islice(ends, i, j))
-                    ctx.ranges.extend(zip(pcs[i:j], sizes[i:j], range(a + i, a + j),
-                                          strict=True))
+                    # slices: an array slice (ends, sizes) extends an array as one copy
+                    st.blocks.extend(a + i, firsts[i:j], ends[i:j])
+                    ctx.ranges.extend(a + i, pcs[i:j], sizes[i:j])
                     st.prev_pc = pcs[j - 1]
                     st.total_fres += sum(nfs[i:j])
                     st.walked += walked[j] - walked[i]
@@ -200,7 +200,7 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
     # (the cause of ld/32666), so after relocation their starts are field-relative.
     pc = h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative)
     loc = {"offset": off, "fde": i, "pc": pc}
-    ctx.ranges.append((pc, fde.size, i))
+    ctx.ranges.add(pc, fde.size, i)
     prev_pc = st.prev_pc
     if (h.sorted and prev_pc is not None and pc < prev_pc and not ctx.relocatable
             and not ctx.counts[F.UNSORTED.id]):
