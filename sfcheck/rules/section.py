@@ -21,7 +21,7 @@ from operator import add, lt, sub
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder
-from ..format.fde_table import Columns
+from ..format.fde_table import START_WIDTH, column, records
 from ..format.layout import fre_size
 from ..format.model import FRE, Header
 from . import fde as F
@@ -172,19 +172,24 @@ def _block_ends(data: bytes, h: Header, readable: int,
                 limit: int) -> tuple[array[int] | None, bool]:
     """block_ends(), and whether no two FDEs share a block start (then each block lies
     before its end there, in table order or not, when the blocks are disjoint)."""
-    offs = Columns(data, h, 0, readable).fre_offs.tolist()
+    # The FRE-offset column alone, as an array: int objects are made once, by the sort,
+    # and shared by the sorted list and the dict (a list of the column would hold a second
+    # set: ~30 MB at 1M FDEs).
+    offs = column(records(data, h, 0, readable), h.fde_size, START_WIDTH[h.version] + 4, 4,
+                  False, h.big_endian, readable)
     if all(map(lt, offs, islice(offs, 1, None))):
         return None, True
-    # Sorting the list itself, not a set of it, is cheaper (gcc's .cold blocks leave long
-    # increasing runs for the sort) and says whether the starts are distinct.
+    # Sorting the offsets, not a set of them, is cheaper (gcc's .cold blocks leave long
+    # increasing runs for the sort) and says whether they are distinct.
     srt = sorted(offs)
     distinct = all(map(lt, srt, islice(srt, 1, None)))
     if not distinct:
         srt = sorted(set(srt))
-    # the last offset is left out by zip (shorter second argument): it ends at `limit`
-    nxt = dict(zip(srt, map(add, islice(srt, 1, None), repeat(h.fres_start)), strict=False))
-    nxt[srt[-1]] = limit
-    return array("q", map(nxt.__getitem__, offs)), distinct
+    # offset -> the next greater offset (the greatest: the end of the FRE data); the last
+    # offset is left out by zip (shorter second argument)
+    nxt = dict(zip(srt, islice(srt, 1, None), strict=False))
+    nxt[srt[-1]] = limit - h.fres_start
+    return array("q", map(add, map(nxt.__getitem__, offs), repeat(h.fres_start))), distinct
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:
