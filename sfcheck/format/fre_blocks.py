@@ -17,11 +17,13 @@ import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
+from itertools import chain
 from operator import itemgetter
 
 from ..errors import DecodeError
 from . import constants as C
 from .decode import Decoder, check_fde_array, check_fre_subsection
+from .fde_table import START_WIDTH, column
 from .model import FDE, FRE
 
 Tokens = list[tuple[bytes, bytes]]
@@ -82,8 +84,9 @@ class FreBlocks:
         # ~140 bytes per FDE for the whole pass (a view of the table costs nothing).
         self.fsz = h.fde_size
         self.table = memoryview(dec.data)[h.fdes_start:h.fdes_start + h.num_fdes * self.fsz]
-        # Where each FDE's block ends; None: at the next FDE's block (made on first use,
-        # as a reader that knows the real ends sets them instead).
+        # Where each FDE's block ends; None: at the next FDE's block (table order, what
+        # toolchains write), read from the table as each run is walked, not kept: a list
+        # would cost an int object per FDE for the whole walk.
         self.nexts: Sequence[int] | None = None
         self.budget = h.fre_len
         self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
@@ -93,11 +96,20 @@ class FreBlocks:
         return struct.iter_unpack(self.dec._fde_struct.format,
                                   self.table[begin * self.fsz:stop * self.fsz])
 
-    def _table_nexts(self) -> list[int]:
-        """A block ending where the next FDE's begins (table order: what toolchains write)."""
-        start = self.h.fres_start
-        offs = map(itemgetter(2), self.records(1, self.h.num_fdes))
-        return [*map(start.__add__, offs), self.dec.fre_limit]
+    def _table_nexts(self, begin: int, stop: int) -> Iterator[int]:
+        """Where blocks begin..stop-1 end in table order: at the next FDE's block, the last
+        FDE's at the end of the FRE data. Caller: begin < stop. Read as a column (an array),
+        not by a second, unfinished records() iterator: with one, CPython 3.11.7 crashed in
+        a later garbage collection after run() raised (seen in tests/test_format_props.py,
+        test_aliased_fre_ranges_do_not_amplify_work, _dump cases run together)."""
+        h, fsz = self.h, self.fsz
+        n = h.num_fdes
+        last = min(stop + 1, n)
+        count = max(0, last - begin - 1)
+        offs = column(bytes(self.table[(begin + 1) * fsz:last * fsz]), fsz,
+                      START_WIDTH[h.version] + 4, 4, False, h.big_endian, count)
+        nexts = map(h.fres_start.__add__, offs)
+        return chain(nexts, (self.dec.fre_limit,)) if stop >= n else nexts
 
     def run(self, begin: int, stop: int, on_tokens: OnTokens,
             on_decoded: Callable[[int, FDE], None]) -> None:
@@ -108,10 +120,12 @@ class FreBlocks:
         h, dec, data = self.h, self.dec, self.dec.data
         fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
         attr_struct, finders_, start_of = dec._attr_struct, _FINDERS, _START
-        if self.nexts is None:
-            self.nexts = self._table_nexts()
-        for i, rec, nxt in zip(range(begin, stop), self.records(begin, stop),
-                               self.nexts[begin:stop], strict=True):
+        if begin >= stop:
+            return
+        nexts = (self._table_nexts(begin, stop) if self.nexts is None
+                 else self.nexts[begin:stop])
+        for i, rec, nxt in zip(range(begin, stop), self.records(begin, stop), nexts,
+                               strict=True):
             off = rec[2]
             first = fres_start + off
             walk_from = first + attr

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from itertools import repeat
-from operator import add, and_, itemgetter, le
+from operator import add, and_, le
 
 from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
 from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
-from .context import SectionContext
+from .context import SectionContext, range_columns
 from .defect import check_discarded
 from .registry import rule
 
@@ -227,8 +227,8 @@ def _all_inside(ranges: list[tuple[int, int, int]], spans: list[tuple[int, int]]
     Overlapping or touching spans answer False: the caller's exact loop decides."""
     if any(b1 >= a2 for (_a1, b1), (a2, _b2) in zip(spans, spans[1:], strict=False)):
         return False
-    pcs = list(map(itemgetter(0), ranges))
-    ends = list(map(add, pcs, map(itemgetter(1), ranges)))
+    pcs, sizes = range_columns(ranges)
+    ends = list(map(add, pcs, sizes))
     inside = sum(sum(map(and_, map(le, repeat(a), pcs), map(le, ends, repeat(b))))
                  for a, b in spans)
     return inside == len(ranges)

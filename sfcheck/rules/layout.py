@@ -8,12 +8,15 @@ runs them in that order.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from operator import add, itemgetter, le
 
 from ..format import constants as C
 from ..format.model import Header
 from . import fde as F
+from .context import Ranges
 from .registry import rule
 
 FDEOFF_AFTER_FREOFF = rule(
@@ -135,37 +138,88 @@ def check_trailing(ctx, h: Header) -> None:
                                   else ""), offset=first)
 
 
-def check_overlaps(ctx, blocks: list[tuple[int, int, int]],
-                   ranges: list[tuple[int, int, int]]) -> None:
-    """FRE blocks (start, end, fde) sharing bytes; function ranges (pc, size, fde) sharing
-    PCs (fde-overlap: a table-wide FDE rule, checked here with the blocks)."""
-    if _in_order(blocks, sized=False):
-        blocks = []
-    if _in_order(ranges, sized=True):
-        ranges = []
-    blocks.sort()
-    for (s1, e1, i1), (s2, _e2, i2) in zip(blocks, blocks[1:], strict=False):
+class Blocks:
+    """The FRE blocks walked, [first, end) of FDE fdes[k], as columns in table order: a
+    (start, end, fde) tuple per block cost ~170 bytes at 1M FDEs, and a toolchain's table
+    is checked without building one (check_overlaps)."""
+
+    __slots__ = ("firsts", "ends", "fdes")
+
+    def __init__(self) -> None:
+        self.firsts = array("q")
+        self.ends = array("q")
+        # Block k's FDE; None while that is FDE k (every FDE so far has its block).
+        self.fdes: array | None = None
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def add(self, first: int, end: int, fde: int) -> None:
+        if self.fdes is None and fde != len(self.firsts):
+            self.fdes = array("q", range(len(self.firsts)))
+        self.firsts.append(first)
+        self.ends.append(end)
+        if self.fdes is not None:
+            self.fdes.append(fde)
+
+    def extend(self, fde: int, firsts: Iterable[int], ends: Iterable[int]) -> None:
+        """The blocks of FDEs fde, fde + 1, ... (as many as `firsts`)."""
+        if self.fdes is None and fde != len(self.firsts):
+            self.fdes = array("q", range(len(self.firsts)))
+        n = len(self.firsts)
+        self.firsts.extend(firsts)
+        self.ends.extend(ends)
+        if self.fdes is not None:
+            self.fdes.extend(range(fde, fde + len(self.firsts) - n))
+
+    def disjoint(self, next_start: Sequence[int] | None) -> bool:
+        """True when no two blocks share a byte, by C-level tests that need no sort: each
+        block ends before the next in table order (what linkers write), or before
+        next_start[fde], the next greater block start of all FDEs (gcc's .cold blocks lie
+        out of table order). next_start is only valid when no two FDEs share a start.
+        False: undecided (the caller sorts)."""
+        firsts, ends = self.firsts, self.ends
+        if all(map(le, ends, islice(firsts, 1, None))):
+            return True
+        if next_start is None:
+            return False
+        nxt = next_start if self.fdes is None else map(next_start.__getitem__, self.fdes)
+        return all(map(le, ends, nxt))
+
+    def tuples(self) -> list[tuple[int, int, int]]:
+        """(first, end, fde) per block, sorted: for the pairwise overlap test."""
+        fdes = range(len(self.firsts)) if self.fdes is None else self.fdes
+        return sorted(zip(self.firsts, self.ends, fdes, strict=True))
+
+
+def check_overlaps(ctx, blocks: Blocks, ranges: Sequence[tuple[int, int, int]],
+                   next_start: Sequence[int] | None = None) -> None:
+    """FRE blocks sharing bytes; function ranges (pc, size, fde) sharing PCs (fde-overlap:
+    a table-wide FDE rule, checked here with the blocks). `next_start`: see
+    Blocks.disjoint."""
+    spans = [] if blocks.disjoint(next_start) else blocks.tuples()
+    for (s1, e1, i1), (s2, _e2, i2) in zip(spans, spans[1:], strict=False):
         if s2 < e1:
             ctx.emit(FRE_OVERLAP, f"FRE blocks of FDE {i1} [{s1:#x}, {e1:#x}) and FDE {i2} "
                      f"(from {s2:#x}) overlap", offset=s2, fde=i2)
-    ranges = sorted(r for r in ranges if r[1] > 0)
+    ranges = [] if _in_order(ranges) else sorted(r for r in ranges if r[1] > 0)
     for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
         if p2 < p1 + z1:
             ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
                      f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
 
 
-def _in_order(spans: list[tuple[int, int, int]], sized: bool) -> bool:
-    """True when each span, in list order, ends at or before the next one starts; then
-    sorting them finds no overlap either. C-level, so a clean 100k-FDE table is not
-    sorted and compared pair by pair. Spans are (start, end, index), or with
-    `sized` (start, size, index)."""
-    if len(spans) < 2:
+def _in_order(ranges: Sequence[tuple[int, int, int]]) -> bool:
+    """True when each (pc, size, fde) range, in table order, ends at or before the next one
+    starts; then sorting them finds no overlap either. C-level, over the columns of a
+    Ranges, so a clean 100k-FDE table is not sorted and compared pair by pair."""
+    if len(ranges) < 2:
         return True
-    starts = list(map(itemgetter(0), spans))
-    seconds = map(itemgetter(1), spans)
-    ends = map(add, starts, seconds) if sized else seconds
-    return all(map(le, ends, islice(starts, 1, None)))
+    if isinstance(ranges, Ranges):
+        pcs, sizes = ranges.pcs, ranges.sizes
+    else:
+        pcs, sizes = list(map(itemgetter(0), ranges)), map(itemgetter(1), ranges)
+    return all(map(le, map(add, pcs, sizes), islice(pcs, 1, None)))
 
 
 def _check_gaps(ctx, h: Header, fdes_end: int, size: int) -> None:

@@ -21,7 +21,7 @@ from operator import add, lt, sub
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder
-from ..format.fde_table import Columns
+from ..format.fde_table import START_WIDTH, column, records
 from ..format.layout import fre_size
 from ..format.model import FRE, Header
 from . import fde as F
@@ -75,7 +75,7 @@ def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
     # st.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
     # within fre_len its budget is never exceeded either.
     ctx.fres_walked = st.complete and st.walked <= h.fre_len
-    L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges)
+    L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges, st.next_start)
     L.check_trailing(ctx, h)
 
 
@@ -83,16 +83,17 @@ class _Walk:
     """State of the pass over the FDEs, shared by the fast path and the exact one."""
 
     __slots__ = ("field_relative", "complete", "total_fres", "walked", "prev_pc", "blocks",
-                 "fast")
+                 "next_start")
 
     def __init__(self, field_relative: bool, complete: bool) -> None:
         self.field_relative = field_relative
         self.complete = complete
         self.total_fres = self.walked = 0
         self.prev_pc: int | None = None
-        self.blocks: list[tuple[int, int, int]] = []
-        # Runs of FDEs accepted by the fast path: (first index, block starts, block ends).
-        self.fast: list[tuple[int, array, array]] = []
+        self.blocks = L.Blocks()
+        # Per FDE, the next greater block start when no two FDEs share one (else None):
+        # L.Blocks.disjoint.
+        self.next_start: array | None = None
 
 
 CHUNK = 1 << 15  # FDEs per Table: its working lists stay small whatever the table size
@@ -116,7 +117,10 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     # In table order (what linkers mostly write) that is the next FDE's; gcc's .cold parts
     # put blocks out of table order, which the fast path then walks too instead of sending
     # them to _exact_fde.
-    by_offset = ctx.block_ends = block_ends(ctx.data, h, readable, dec.fre_limit)
+    by_offset, distinct = _block_ends(ctx.data, h, readable, dec.fre_limit)
+    ctx.block_ends = by_offset
+    if distinct:
+        st.next_start = by_offset
     if readable < FAST_MIN or not fast:
         for i in range(readable):
             _exact_fde(ctx, h, dec, i, st)
@@ -131,7 +135,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                     None if by_offset is None else by_offset[a:b])
         prev_pc, carry = tab.pcs[-1], tab.carry
         bad = tab.bad
-        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.sizes, tab.nfs, tab.firsts, tab.ends
+        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.size_col, tab.nfs, tab.firsts, tab.ends
         # walked[k]: bytes of blocks 0..k-1 of this chunk (blocks need not be adjacent)
         walked = [0, *accumulate(map(sub, ends, firsts))]
         i = 0
@@ -146,41 +150,46 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
                         _exact_fde(ctx, h, dec, a + k, st)
                 else:
-                    st.fast.append((a + i, array("q", firsts[i:j]), array("q", ends[i:j])))
-                    ctx.ranges.extend(zip(pcs[i:j], sizes[i:j], range(a + i, a + j),
-                                          strict=True))
+                    # slices: an array slice (ends, sizes) extends an array as one copy
+                    st.blocks.extend(a + i, firsts[i:j], ends[i:j])
+                    ctx.ranges.extend(a + i, pcs[i:j], sizes[i:j])
                     st.prev_pc = pcs[j - 1]
                     st.total_fres += sum(nfs[i:j])
                     st.walked += walked[j] - walked[i]
             if j < n:
                 _exact_fde(ctx, h, dec, a + j, st)
             i = j + 1
-    # One run of clean FDEs holds adjacent blocks in table order: no overlap among them.
-    # Anything else: list every block for the overlap check.
-    runs = st.fast
-    merged = all(r2[0] == r1[0] + len(r1[1]) for r1, r2 in zip(runs, runs[1:], strict=False))
-    # Out of table order, clean blocks are disjoint too when no two share an end (each
-    # lies within [its offset, the next greater offset)); else the overlap check sorts.
-    if runs and (st.blocks or not merged or (by_offset is not None
-                                             and len(set(by_offset)) < len(by_offset))):
-        for start, firsts_, ends_ in runs:
-            st.blocks.extend(zip(firsts_, ends_, range(start, start + len(firsts_)),
-                                 strict=True))
-    st.fast = []
 
 
 def block_ends(data: bytes, h: Header, readable: int, limit: int) -> array[int] | None:
     """Per FDE 0..readable-1: where the next FRE block by offset begins (the last one:
     `limit`); None when the blocks are in table order (then that is the next FDE's).
     An array: it is kept for the cross-check, and a list would cost an int object per FDE."""
-    offs = Columns(data, h, 0, readable).fre_offs.tolist()
+    return _block_ends(data, h, readable, limit)[0]
+
+
+def _block_ends(data: bytes, h: Header, readable: int,
+                limit: int) -> tuple[array[int] | None, bool]:
+    """block_ends(), and whether no two FDEs share a block start (then each block lies
+    before its end there, in table order or not, when the blocks are disjoint)."""
+    # The FRE-offset column alone, as an array: int objects are made once, by the sort,
+    # and shared by the sorted list and the dict (a list of the column would hold a second
+    # set: ~30 MB at 1M FDEs).
+    offs = column(records(data, h, 0, readable), h.fde_size, START_WIDTH[h.version] + 4, 4,
+                  False, h.big_endian, readable)
     if all(map(lt, offs, islice(offs, 1, None))):
-        return None
-    srt = sorted(set(offs))
-    # the last offset is left out by zip (shorter second argument): it ends at `limit`
-    nxt = dict(zip(srt, map(add, islice(srt, 1, None), repeat(h.fres_start)), strict=False))
-    nxt[srt[-1]] = limit
-    return array("q", map(nxt.__getitem__, offs))
+        return None, True
+    # Sorting the offsets, not a set of them, is cheaper (gcc's .cold blocks leave long
+    # increasing runs for the sort) and says whether they are distinct.
+    srt = sorted(offs)
+    distinct = all(map(lt, srt, islice(srt, 1, None)))
+    if not distinct:
+        srt = sorted(set(srt))
+    # offset -> the next greater offset (the greatest: the end of the FRE data); the last
+    # offset is left out by zip (shorter second argument)
+    nxt = dict(zip(srt, islice(srt, 1, None), strict=False))
+    nxt[srt[-1]] = limit - h.fres_start
+    return array("q", map(add, map(nxt.__getitem__, offs), repeat(h.fres_start))), distinct
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:
@@ -196,7 +205,7 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
     # (the cause of ld/32666), so after relocation their starts are field-relative.
     pc = h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative)
     loc = {"offset": off, "fde": i, "pc": pc}
-    ctx.ranges.append((pc, fde.size, i))
+    ctx.ranges.add(pc, fde.size, i)
     prev_pc = st.prev_pc
     if (h.sorted and prev_pc is not None and pc < prev_pc and not ctx.relocatable
             and not ctx.counts[F.UNSORTED.id]):
@@ -229,7 +238,7 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         elif exc.field != "info":  # an FRE type > 2 is reported by fde-fre-type
             ctx.emit(L.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i, pc=pc)
     else:
-        st.blocks.append((first, end, i))
+        st.blocks.add(first, end, i)
         st.walked += end - first
     if fres:
         R.check_fres(ctx, h, fde, fres, pc, loc)

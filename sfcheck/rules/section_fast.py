@@ -84,7 +84,7 @@ class Table:
     block's start: the walk proved the FREs fill it exactly.
     """
 
-    __slots__ = ("n", "pcs", "sizes", "nfs", "firsts", "ends", "bad", "carry")
+    __slots__ = ("n", "pcs", "sizes", "size_col", "nfs", "firsts", "ends", "bad", "carry")
 
     def __init__(self, data: bytes, h, a: int, b: int, readable: int, limit: int, vma: int,
                  field_relative: bool, check_order: bool, prev_pc: int | None,
@@ -101,6 +101,7 @@ class Table:
         offs = cols.fre_offs.tolist()
         self.pcs = pcs = cols.pcs(h, vma, field_relative)
         self.sizes = sizes
+        self.size_col = cols.sizes  # the same as an array: copied into ctx.ranges as bytes
         firsts = list(map(add, offs, repeat(h.fres_start, n)))
         if block_ends is not None:
             ends = block_ends
