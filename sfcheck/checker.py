@@ -143,7 +143,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         E.check_elf_section(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
         check_text_coverage(ctx, info)
-        # The per-FDE ranges (a tuple each) have had their last reader: freed before the
+        # The per-FDE range columns have had their last reader: freed before the
         # cross-check builds its own per-FDE state, so the two never peak together.
         ctx.ranges = []
         ctxs.append(ctx)
