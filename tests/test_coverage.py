@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import check_elf
 from sfcheck.elf import load_elf
-from sfcheck.rules.coverage import uncovered
+from sfcheck.rules.context import Ranges
+from sfcheck.rules.coverage import gap_summary, uncovered
 
 from helpers import CORPUS
 
@@ -26,6 +27,17 @@ def test_uncovered_is_exactly_the_complement(lo: int, span: int, rs) -> None:
     assert [x for a, b in gaps for x in range(a, b)] == expect
     assert all(a < b for a, b in gaps)  # non-empty, sorted, disjoint, not adjacent
     assert all(b1 < a2 for (_, b1), (a2, _) in zip(gaps, gaps[1:], strict=False))
+
+
+@given(st.integers(0, 200), st.integers(0, 200), ranges, st.integers(0, 4), st.booleans())
+def test_gap_summary_is_what_uncovered_lists(lo: int, span: int, rs, listed: int,
+                                             as_columns: bool) -> None:
+    """The report's figures (bytes, count, first gaps) come from columns without the list;
+    they must be exactly those of the reference."""
+    hi = lo + span
+    gaps = uncovered(lo, hi, rs)
+    got = gap_summary(lo, hi, Ranges(rs) if as_columns else rs, listed)
+    assert got == (sum(b - a for a, b in gaps), len(gaps), gaps[:listed])
 
 
 def test_unit_cases() -> None:
