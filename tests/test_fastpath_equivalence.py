@@ -27,11 +27,26 @@ from sfcheck.format import encode
 from sfcheck.format.decode import Decoder, decode_header
 from sfcheck.format.model import Header
 from sfcheck.rules import section as section_mod
+from sfcheck.rules import section_fast
 from sfcheck.rules.context import SectionContext
 from sfcheck.rules.section import check_section
 
 from helpers import CORPUS, UPSTREAM
 from strategies import mutations, permute_blocks, sections
+
+
+@pytest.fixture(scope="module", autouse=True, params=["c-walk", "pure-python"])
+def fre_walk(request) -> Iterator[None]:
+    """Every test here runs with the C FRE walk (sfcheck._frewalk, when built) and with
+    the regex walk (what SFCHECK_PURE_PYTHON=1 selects)."""
+    saved = section_fast.FREWALK
+    if request.param == "c-walk":
+        if saved is None:
+            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
+    else:
+        section_fast.FREWALK = None
+    yield
+    section_fast.FREWALK = saved
 
 
 def reference(ctx: SectionContext) -> Header | None:

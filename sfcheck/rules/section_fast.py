@@ -4,7 +4,10 @@ Table reads the FDE table column-wise (format/fde_table.Columns), CHUNK FDEs at 
 time, and decides per FDE, all in C-level calls: fast_fde.noisy_fdes asks
 fde.check_fde about every FDE shape present; fast_fre.fre_pattern walks each FRE
 block with one regex call, built from fre.py's predicates; the FRE starts must be 0
-first, strictly increasing and below the function size. An FDE the fast path does
+first, strictly increasing and below the function size. When the optional C module
+sfcheck._frewalk was built and SFCHECK_PURE_PYTHON is not set, it gives the same
+per-FDE verdicts from tables of the same predicates (fast_fre.walk_spec); the regex
+walk stays the reference (tests/test_frewalk.py compares them). An FDE the fast path does
 not accept goes through the reference checks in section.py, which produce every
 finding; the fast path never emits one. tests/test_fastpath_equivalence.py compares
 both paths.
@@ -12,6 +15,7 @@ both paths.
 
 from __future__ import annotations
 
+import os
 import re
 from array import array
 from collections.abc import Iterable, Sequence
@@ -22,7 +26,22 @@ from ..format import constants as C
 from ..format.fde_table import HOST_LITTLE, START_WIDTH, UCODE, Columns, column
 from . import fre as R
 from .fast_fde import EQ, noisy_fdes, type_table
-from .fast_fre import fre_pattern, pattern_abi
+from .fast_fre import fre_pattern, pattern_abi, walk_spec
+
+
+def _load_frewalk():
+    """The C walk, unless SFCHECK_PURE_PYTHON is set (to anything) or it was not built."""
+    if "SFCHECK_PURE_PYTHON" in os.environ:
+        return None
+    try:
+        from .. import _frewalk
+    except ImportError:
+        return None
+    return _frewalk
+
+
+# The one switch between the walks, read once at import (tests replace it).
+FREWALK = _load_frewalk()
 
 # bytes.translate tables: 0/1 flags per byte value.
 _FLIP = bytes([1] + [0] * 255)
@@ -150,53 +169,69 @@ class Table:
             _mark_bytes(bad, flags)
         if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
             _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
-        # Walk every FRE block not already rejected: one findall per FDE, in C.
-        pats = [fre_pattern(asz, pattern_abi(h.abi), v, big, R.fixed_words(h))
-                for asz in (1, 2, 4)]
-        pats += [pats[0]] * 253
-        if any(bad):
-            good = bad.translate(_FLIP)
-            res = list(map(re.Pattern.findall, map(pats.__getitem__, types), repeat(data, n),
-                           map(mul, walk_from, good), map(mul, ends, good)))
+        if FREWALK is not None:
+            FREWALK.verdicts(data, walk_from, ends, types, nfs, sizes, bad,
+                             walk_spec(pattern_abi(h.abi), v, big, R.fixed_words(h)))
         else:
-            res = list(map(re.Pattern.findall, map(pats.__getitem__, types), repeat(data, n),
-                           walk_from, ends))
-        lens = list(map(len, res))
-        if lens != nfs:
-            _mark(bad, map(ne, lens, nfs))
-        for t in range(3):
-            self._check_starts(res, types, t, big)
+            regex_verdicts(data, walk_from, ends, types, nfs, sizes, bad,
+                           pattern_abi(h.abi), v, big, R.fixed_words(h))
 
-    def _check_starts(self, res: list, types: bytes, t: int, big: bool) -> None:
-        """Start addresses of the type-t FDEs still accepted: no empty match (a byte where
-        no acceptable FRE starts), first start 0, strictly increasing, last < size."""
-        asz = (1, 2, 4)[t]
-        flags = self.bad
-        mask = bytes(map(and_, types.translate(EQ[t]), flags.translate(_FLIP)))
-        if not any(mask):
-            return
-        nfs = list(compress(self.nfs, mask))
-        # Per-FDE joins first: faster than joining ~10^6 one-byte items in one go.
+
+def regex_verdicts(data: bytes, walk_from: list[int], ends: Sequence[int], types: bytes,
+                   nfs: list[int], sizes: list[int], bad: bytearray, abi: int, version: int,
+                   big: bool, fixed: int) -> None:
+    """The reference FRE walk: bad[i] = 1 for each FDE i with bad[i] == 0 whose block
+    data[walk_from[i]:ends[i]] is not nfs[i] FREs fre_pattern accepts, with starts 0
+    first, strictly increasing and below sizes[i] (types 0-2; other types: the count
+    only, walked with the 1-byte pattern). _frewalk.verdicts must agree exactly."""
+    n = len(bad)
+    # Walk every FRE block not already rejected: one findall per FDE, in C.
+    pats = [fre_pattern(asz, abi, version, big, fixed) for asz in (1, 2, 4)]
+    pats += [pats[0]] * 253
+    if any(bad):
+        good = bad.translate(_FLIP)
+        res = list(map(re.Pattern.findall, map(pats.__getitem__, types), repeat(data, n),
+                       map(mul, walk_from, good), map(mul, ends, good)))
+    else:
+        res = list(map(re.Pattern.findall, map(pats.__getitem__, types), repeat(data, n),
+                       walk_from, ends))
+    lens = list(map(len, res))
+    if lens != nfs:
+        _mark(bad, map(ne, lens, nfs))
+    for t in range(3):
+        _check_starts(res, types, t, big, bad, nfs, sizes)
+
+
+def _check_starts(res: list, types: bytes, t: int, big: bool, flags: bytearray,
+                  all_nfs: list[int], all_sizes: list[int]) -> None:
+    """Start addresses of the type-t FDEs still accepted: no empty match (a byte where
+    no acceptable FRE starts), first start 0, strictly increasing, last < size."""
+    asz = (1, 2, 4)[t]
+    mask = bytes(map(and_, types.translate(EQ[t]), flags.translate(_FLIP)))
+    if not any(mask):
+        return
+    nfs = list(compress(all_nfs, mask))
+    # Per-FDE joins first: faster than joining ~10^6 one-byte items in one go.
+    joined = b"".join(map(b"".join, compress(res, mask)))
+    if len(joined) != asz * sum(nfs):
+        _mark(flags, map(contains, res, repeat(b"", len(res))))
+        mask = bytes(map(and_, mask, flags.translate(_FLIP)))
+        nfs = list(compress(all_nfs, mask))
         joined = b"".join(map(b"".join, compress(res, mask)))
-        if len(joined) != asz * sum(nfs):
-            _mark(flags, map(contains, res, repeat(b"", len(res))))
-            mask = bytes(map(and_, mask, flags.translate(_FLIP)))
-            nfs = list(compress(self.nfs, mask))
-            joined = b"".join(map(b"".join, compress(res, mask)))
-        vals = _starts(joined, asz, big)
-        sizes = list(compress(self.sizes, mask))
-        nonempty = list(map(bool, nfs))
-        ends = list(accumulate(nfs))
-        last = list(map(sub, compress(ends, nonempty), repeat(1)))
-        first = list(map(sub, compress(ends, nonempty), compress(nfs, nonempty)))
-        ok = (not any(map(vals.__getitem__, first))
-              and all(map(lt, map(vals.__getitem__, last), compress(sizes, nonempty)))
-              and increasing_pairs(vals, asz) == len(vals) - len(first))
-        if ok:
-            return
-        # Find the FDEs at fault, one at a time (only sections with findings get here).
-        for i in compress(range(len(res)), mask):
-            v = _starts(b"".join(res[i]), asz, big)
-            if v and (v[0] or v[-1] >= self.sizes[i]
-                      or not all(map(lt, v, islice(v, 1, None)))):
-                flags[i] = 1
+    vals = _starts(joined, asz, big)
+    sizes = list(compress(all_sizes, mask))
+    nonempty = list(map(bool, nfs))
+    ends = list(accumulate(nfs))
+    last = list(map(sub, compress(ends, nonempty), repeat(1)))
+    first = list(map(sub, compress(ends, nonempty), compress(nfs, nonempty)))
+    ok = (not any(map(vals.__getitem__, first))
+          and all(map(lt, map(vals.__getitem__, last), compress(sizes, nonempty)))
+          and increasing_pairs(vals, asz) == len(vals) - len(first))
+    if ok:
+        return
+    # Find the FDEs at fault, one at a time (only sections with findings get here).
+    for i in compress(range(len(res)), mask):
+        v = _starts(b"".join(res[i]), asz, big)
+        if v and (v[0] or v[-1] >= all_sizes[i]
+                  or not all(map(lt, v, islice(v, 1, None)))):
+            flags[i] = 1
