@@ -180,7 +180,20 @@ def test_one_input(data: bytes) -> None:
     assert fast == ref, f"C walk {list(fast)} != regex walk {list(ref)} on {c}"
 
 
+def _instrument() -> None:
+    """Coverage of the generator and of the reference walk's Python steers the fuzzer (the
+    C module is not instrumented: gcc has no libFuzzer coverage)."""
+    import atheris
+
+    from sfcheck.rules import section_fast
+    g = globals()
+    for name in ("make_case", "_word", "_edges", "regex_verdicts"):
+        g[name] = atheris.instrument_func(g[name])
+    section_fast._check_starts = atheris.instrument_func(section_fast._check_starts)
+
+
 if __name__ == "__main__":
     if FREWALK is None:
         sys.exit("sfcheck._frewalk is not built (pip install -e . with a C compiler)")
+    _instrument()
     common.run("frewalk", test_one_input)

@@ -183,7 +183,7 @@ check_spec(const unsigned char *spec)
 }
 
 static PyObject *
-verdicts(PyObject *self, PyObject *args)
+verdicts(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *walk_obj, *ends_obj, *nfs_obj, *sizes_obj;
     Py_buffer data, types, bad, spec;
@@ -197,6 +197,12 @@ verdicts(PyObject *self, PyObject *args)
     if (types.len != n) {
         PyErr_SetString(PyExc_ValueError, "types and bad differ in length");
         goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (((const unsigned char *)bad.buf)[i] > 1) { /* 2 is a mark of the walk below */
+            PyErr_SetString(PyExc_ValueError, "bad holds a value other than 0 and 1");
+            goto done;
+        }
     }
     if (spec.len != SPEC_LEN || check_spec(spec.buf) < 0) {
         PyErr_SetString(PyExc_ValueError, "spec is not a fast_fre.walk_spec table");
@@ -265,6 +271,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "sfcheck._frewalk", "The fast path's FRE walk in C.", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC

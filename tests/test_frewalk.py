@@ -80,6 +80,7 @@ def test_misuse_raises() -> None:
                               (4, [1, -1], OverflowError), (5, [1, 1 << 64], OverflowError),
                               (3, b"\0", ValueError), (7, spec[:-1], ValueError),
                               (7, b"\x02" + spec[1:], ValueError), (6, b"\0\0", TypeError),
+                              (6, bytearray(b"\0\2"), ValueError),
                               (1, None, TypeError), (4, [1, "x"], TypeError)):
         wrong = list(args)
         wrong[k] = bad_value
