@@ -130,3 +130,32 @@ def test_module_optional(monkeypatch) -> None:
     monkeypatch.undo()
     monkeypatch.setenv("SFCHECK_PURE_PYTHON", "1")
     assert section_fast._load_frewalk() is None
+
+
+def test_harness_replays_and_fails_on_difference(monkeypatch) -> None:
+    """fuzz/frewalk.py's entry point accepts fuzzer bytes, and a C walk that differs from
+    the regex walk on some FDE is a finding (AssertionError)."""
+    pytest.importorskip("atheris")
+    import fuzz.frewalk as harness
+
+    monkeypatch.setattr(harness, "FREWALK", frewalk)
+    inputs = [bytes(random.Random(k).randrange(256) for _ in range(200)) for k in range(200)]
+    for data in inputs:
+        harness.test_one_input(data)
+
+    class Flipped:
+        @staticmethod
+        def verdicts(*args) -> None:
+            frewalk.verdicts(*args)
+            bad = args[6]
+            if len(bad):
+                bad[0] ^= 1
+
+    monkeypatch.setattr(harness, "FREWALK", Flipped)
+    fails = 0
+    for data in inputs:
+        try:
+            harness.test_one_input(data)
+        except AssertionError:
+            fails += 1
+    assert fails > 50
