@@ -107,7 +107,8 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     """Check FDEs 0..readable-1 and their FREs, in table order.
 
     section_fast.Table reads the FDE table column-wise, CHUNK FDEs at a time, and
-    walks every FRE block with one regex call per FDE, all in C; it accepts only
+    walks every FRE block (one regex call per FDE, or the optional C walk that gives the
+    same verdicts: section_fast.FREWALK), all in C-level calls; it accepts only
     FDEs that provably have no finding. Runs of accepted FDEs are booked in bulk;
     every other FDE goes through _exact_fde, which emits. Both keep the same state,
     so findings come out exactly as from _exact_fde alone
