@@ -265,6 +265,8 @@ class FuncSymbols(Sequence[FuncSymbol]):
     __slots__ = ("_raw", "_strtab", "_order", "_is64", "_bases", "_flat", "_cols")
     # info byte -> 1 for STT_FUNC (2) and STT_GNU_IFUNC (10)
     _FUNC_TYPE = bytes(1 if i & 0xF in (2, 10) else 0 for i in range(256))
+    _NONZERO = bytes([0] + [1] * 255)
+    _BELOW_FF = bytes([1] * 255 + [0])
 
     def __init__(self, raw: bytes, strtab: bytes, order: str, is64: bool,
                  bases: dict[int, int] | None) -> None:
@@ -351,13 +353,24 @@ class FuncSymbols(Sequence[FuncSymbol]):
         entsize = 24 if self._is64 else 16
         body = self._raw[entsize:]  # entry 0 is the null symbol
         if self._is64 and self._order == "<" and sys.byteorder == "little":
-            # st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size
+            # st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size:
+            # the mask from byte columns, then int objects only for the symbols kept.
             q = memoryview(body).cast("Q")
-            heads = q[0::3].tolist()
-            values, sizes = q[1::3].tolist(), q[2::3].tolist()
-            infos = body[4::24]
-            shndx = list(map(rshift, heads, repeat(48)))
-            names = list(map(and_, heads, repeat(0xFFFFFFFF)))
+            lo, hi = body[6::24], body[7::24]  # st_shndx
+            n = len(lo)
+            # SHN_UNDEF < shndx < SHN_LORESERVE: some byte set, and the high one below 0xff
+            # (0/1 bytes ANDed, and bytes ORed, as big integers)
+            set_ = (int.from_bytes(lo, "little") | int.from_bytes(hi, "little")).to_bytes(
+                n, "little").translate(self._NONZERO)
+            keep = (int.from_bytes(body[4::24].translate(self._FUNC_TYPE), "little")
+                    & int.from_bytes(hi.translate(self._BELOW_FF), "little")
+                    & int.from_bytes(set_, "little")).to_bytes(n, "little")
+            addrs = list(compress(q[1::3], keep))
+            if self._bases is not None:
+                addrs = list(map(add, addrs, map(self._bases.get, map(
+                    rshift, compress(q[0::3], keep), repeat(48)), repeat(0))))
+            return (addrs, list(compress(q[2::3], keep)),
+                    list(compress(memoryview(body).cast("I")[0::6], keep)))
         else:
             fmt = self._order + ("IBBHQQ" if self._is64 else "IIIBBH")
             cols = list(zip(*struct.iter_unpack(fmt, body), strict=True)) or [()] * 6

@@ -45,7 +45,7 @@ STRTAB = b"\0foo\0bar\0foo_alias\0\xff\xfe\0zz"
 _entry = st.tuples(
     st.sampled_from([0, 1, 5, 9, 19, 22, 200]),  # name offsets (some out of the table)
     st.sampled_from([0x12, 0x22, 0x1a, 0x02, 0x11, 0x10, 0x0a, 0xf2]),  # types
-    st.sampled_from([0, 1, 2, 0xFEFF, 0xFF00, 0xFFF1, 0xFFFF]),  # section indexes
+    st.sampled_from([0, 1, 2, 0x100, 0xFEFF, 0xFF00, 0xFFF1, 0xFFFF]),  # section indexes
     st.one_of(st.sampled_from([0, 0x1000, 0x1010]), st.integers(0, 2**32 - 1)),
     st.one_of(st.sampled_from([0, 1, 16]), st.integers(0, 2**32 - 1)),
 )
