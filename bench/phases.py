@@ -42,15 +42,7 @@ PHASES = [
 
 
 def _timed(fn: Callable, label: str, acc: dict[str, float]) -> Callable:
-    if isinstance(fn, type):  # a class: time its construction
-        def make(*a, **k):
-            t = time.perf_counter()
-            try:
-                return fn(*a, **k)
-            finally:
-                acc[label] += time.perf_counter() - t
-        return make
-
+    """`fn` (a function, or a class: its construction) adding its time to acc[label]."""
     def call(*a, **k):
         t = time.perf_counter()
         try:
