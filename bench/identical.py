@@ -29,7 +29,7 @@ UPSTREAM = ROOT.parent / "shared" / "testdata" / "upstream"
 PROFILES = ("strict", "kernel", "kernel-rfc-2023", "glibc-2.42", "libsframe-2.46", "llvm-22")
 
 
-def raw_sections(out: Path) -> Iterator[tuple[Path, int | None]]:
+def upstream_inputs(out: Path) -> Iterator[tuple[Path, int | None]]:
     """(file, its section's address) for the regression corpus and upstream blobs, which
     are bare sections; None for the upstream ELF objects (binutils' .bz2 files)."""
     yield from ((p, 0) for p in sorted((ROOT / "corpus" / "regressions").glob("*/*.bin")))
@@ -58,11 +58,11 @@ def run(src: Path, args: list[str]) -> str:
     return p.stdout
 
 
-def reports(src: Path, raws: list[tuple[Path, int | None]]) -> dict[str, str]:
+def reports(src: Path, extra: list[tuple[Path, int | None]]) -> dict[str, str]:
     out = {}
     for prof in PROFILES:
         out[f"corpus/ --profile {prof}"] = run(src, ["-j", "2", "--profile", prof, "corpus"])
-        for path, vma in raws:
+        for path, vma in extra:
             raw = [] if vma is None else ["--raw", "--vma", hex(vma)]
             out[f"{path.name} --profile {prof}"] = run(src, [*raw, "--profile", prof,
                                                              str(path)])
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="sfcheck-identical-") as tmp:
         t = Path(tmp)
         (t / "raw").mkdir()
-        raws = list(raw_sections(t / "raw"))
+        extra = list(upstream_inputs(t / "raw"))
         trees = []
         for rev in (base, new):
             if rev is None:
@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
                            cwd=ROOT, check=True)
             trees.append(wt)
         try:
-            a, b = (reports(tree, raws) for tree in trees)
+            a, b = (reports(tree, extra) for tree in trees)
         finally:
             for tree in trees:
                 if tree != ROOT:
@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
                                    cwd=ROOT, check=False)
     differ = [k for k in a if a[k] != b[k]]
     findings = sum(r.count('"rule":') for r in b.values())
-    print(f"{len(a)} reports ({len(raws)} upstream/regression inputs and corpus/, {len(PROFILES)} "
+    print(f"{len(a)} reports ({len(extra)} upstream/regression inputs and corpus/, {len(PROFILES)} "
           f"profiles, {findings} findings at {new or 'the working tree'}): "
           f"{len(differ)} differ from {base}")
     for k in differ:

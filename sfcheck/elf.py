@@ -353,32 +353,14 @@ class FuncSymbols(Sequence[FuncSymbol]):
         entsize = 24 if self._is64 else 16
         body = self._raw[entsize:]  # entry 0 is the null symbol
         if self._is64 and self._order == "<" and sys.byteorder == "little":
-            # st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size:
-            # the mask from byte columns, then int objects only for the symbols kept.
-            q = memoryview(body).cast("Q")
-            lo, hi = body[6::24], body[7::24]  # st_shndx
-            n = len(lo)
-            # SHN_UNDEF < shndx < SHN_LORESERVE: some byte set, and the high one below 0xff
-            # (0/1 bytes ANDed, and bytes ORed, as big integers)
-            set_ = (int.from_bytes(lo, "little") | int.from_bytes(hi, "little")).to_bytes(
-                n, "little").translate(self._NONZERO)
-            keep = (int.from_bytes(body[4::24].translate(self._FUNC_TYPE), "little")
-                    & int.from_bytes(hi.translate(self._BELOW_FF), "little")
-                    & int.from_bytes(set_, "little")).to_bytes(n, "little")
-            addrs = list(compress(q[1::3], keep))
-            if self._bases is not None:
-                addrs = list(map(add, addrs, map(self._bases.get, map(
-                    rshift, compress(q[0::3], keep), repeat(48)), repeat(0))))
-            return (addrs, list(compress(q[2::3], keep)),
-                    list(compress(memoryview(body).cast("I")[0::6], keep)))
+            return self._read_le64(body)
+        fmt = self._order + ("IBBHQQ" if self._is64 else "IIIBBH")
+        cols = list(zip(*struct.iter_unpack(fmt, body), strict=True)) or [()] * 6
+        if self._is64:
+            names, info_t, _o, shndx, values, sizes = map(list, cols)
         else:
-            fmt = self._order + ("IBBHQQ" if self._is64 else "IIIBBH")
-            cols = list(zip(*struct.iter_unpack(fmt, body), strict=True)) or [()] * 6
-            if self._is64:
-                names, info_t, _o, shndx, values, sizes = map(list, cols)
-            else:
-                names, values, sizes, info_t, _o, shndx = map(list, cols)
-            infos = bytes(info_t)
+            names, values, sizes, info_t, _o, shndx = map(list, cols)
+        infos = bytes(info_t)
         n = len(names)
         # SHN_UNDEF < shndx < SHN_LORESERVE, as (shndx - 1) mod 2**16 < SHN_LORESERVE - 1
         in_section = map(lt, map(and_, map(sub, shndx, repeat(1, n)), repeat(0xFFFF, n)),
@@ -389,6 +371,27 @@ class FuncSymbols(Sequence[FuncSymbol]):
             addrs = list(map(add, addrs, map(self._bases.get, compress(shndx, keep),
                                              repeat(0))))
         return addrs, list(compress(sizes, keep)), list(compress(names, keep))
+
+    def _read_le64(self, body: bytes) -> tuple[list[int], list[int], list[int]]:
+        """_read_table's columns of a 64-bit little-endian table on a little-endian host:
+        st_name | st_info << 32 | st_other << 40 | st_shndx << 48, st_value, st_size. The
+        keep mask comes from byte columns; int objects are made only for the symbols kept."""
+        q = memoryview(body).cast("Q")
+        lo, hi = body[6::24], body[7::24]  # st_shndx
+        n = len(lo)
+        # SHN_UNDEF < shndx < SHN_LORESERVE: some byte set, and the high one below 0xff
+        # (0/1 bytes ANDed, and bytes ORed, as big integers)
+        set_ = (int.from_bytes(lo, "little") | int.from_bytes(hi, "little")).to_bytes(
+            n, "little").translate(self._NONZERO)
+        keep = (int.from_bytes(body[4::24].translate(self._FUNC_TYPE), "little")
+                & int.from_bytes(hi.translate(self._BELOW_FF), "little")
+                & int.from_bytes(set_, "little")).to_bytes(n, "little")
+        addrs = list(compress(q[1::3], keep))
+        if self._bases is not None:
+            addrs = list(map(add, addrs, map(self._bases.get, map(
+                rshift, compress(q[0::3], keep), repeat(48)), repeat(0))))
+        return (addrs, list(compress(q[2::3], keep)),
+                list(compress(memoryview(body).cast("I")[0::6], keep)))
 
     def _read(self) -> tuple[list[int], list[int], list[int]]:
         """(addresses, sizes, name offsets) of the kept symbols, sorted."""

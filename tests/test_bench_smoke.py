@@ -59,15 +59,15 @@ def test_marginal_cost_is_the_slope_between_sizes() -> None:
     assert "nothing to compare" in marginal_row("v3", pts[:2])
 
 
-def test_identical_reads_every_bare_section(tmp_path) -> None:
-    """bench/identical.py compares the regression corpus and every upstream section."""
+def test_identical_reads_every_upstream_input(tmp_path) -> None:
+    """bench/identical.py compares the regression corpus and every upstream section and object."""
     import json
 
-    from bench.identical import raw_sections
+    from bench.identical import upstream_inputs
 
     from helpers import UPSTREAM, upstream_path
     upstream_path("simple-frame-rs")
-    got = {p.name: (p, vma) for p, vma in raw_sections(tmp_path)}
+    got = {p.name: (p, vma) for p, vma in upstream_inputs(tmp_path)}
     assert "fixed-fp-extra-data-word.bin" in got
     cases = sorted((UPSTREAM / "simple-frame-rs").glob("*.json"))
     for case in cases:
