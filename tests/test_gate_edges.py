@@ -7,6 +7,7 @@ import io
 import struct
 
 import pytest
+from test_rules import build, fde
 
 from sfcheck.checker import check_section_bytes
 from sfcheck.inputs import ArchiveError, Limits
@@ -15,7 +16,6 @@ from sfcheck.inputs.limits import Budget
 from sfcheck.waivers import WaiverError, parse_waivers
 
 from archives import LIB_V3, ar_bytes, tar_bytes
-from test_rules import build, fde
 
 
 def _deb(version: bytes) -> bytes:

@@ -4,12 +4,11 @@ each case asserts the rule and where it points (FDE index, section offset, PC), 
 from __future__ import annotations
 
 import pytest
+from elfbuild import SHF_ALLOC, SHT_GNU_SFRAME, Elf, Sec
+from test_rules import build, fde
 
 from sfcheck.checker import check_elf, check_section_bytes
 from sfcheck.format import make_fre
-
-from elfbuild import SHF_ALLOC, SHT_GNU_SFRAME, Elf, Sec
-from test_rules import build, fde
 
 HEADER = 28
 V2_FDE, V3_INDEX, V3_ATTR = 20, 16, 5  # v2 FDE record, v3 index entry and attribute record
