@@ -246,8 +246,7 @@ KERNEL_PROFILE = Profile(
              "searched linearly. This profile follows 3231d5c5, which requires it.",
              KERNEL_V4),
         Fact("Not checked even by full validation: PCMASK rep_size (rep_size 0 passes and then "
-             "divides by zero at lookup: fde-reader-div-zero; write-up in "
-             "reports/kernel-pcmask-rep-size-zero-2026-11-23.md), PCMASK FRE starts against "
+             "divides by zero at lookup: fde-reader-div-zero), PCMASK FRE starts against "
              "rep_size, function sizes against text_end, overlapping functions.", KERNEL),
         Fact("Lookup: binary search over num_fdes entries, -EFAULT when disorder is met on the "
              "search path; gap check (-EINVAL); FRE scan bounded by the FDE's count and "

@@ -78,8 +78,26 @@ def _init_pool_worker(config: ScanConfig, parent: int) -> None:
     ends the worker at once, and the worker dies when the main process does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # forked with them held (_forking)
     _die_with_parent(parent)
     _init_worker(config)
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+class _forking:
+    """Hold SIGINT and SIGTERM while the pool may fork. A fork runs at-fork callbacks
+    (logging's lock release, ...) in the main thread, and an exception a signal handler
+    raises inside one is printed and dropped by CPython: the scan then ran to its end and
+    exited 0 after SIGTERM. Held, the signal is delivered when this block ends, in code
+    that unwinds."""
+
+    def __enter__(self) -> None:
+        self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -226,7 +244,8 @@ class _Runner:
             self._harvest(_run_batch(batch))
             return
         size = sum(len(job[3] or b"") for job in batch)
-        fut = self.pool.submit(_run_batch, batch)
+        with _forking():  # submit starts the workers (forks) as they are needed
+            fut = self.pool.submit(_run_batch, batch)
         self.futures.add(fut)
         self.inflight[fut] = size
         # Bound the work (and member bytes) in flight.

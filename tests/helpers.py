@@ -12,19 +12,37 @@ UPSTREAM = SHARED / "testdata" / "upstream"
 CORPUS = ROOT / "corpus"
 
 
+def _absent(path: Path) -> str:
+    return f"upstream test data not present: {path} (CI has ../shared beside the checkout)"
+
+
 def upstream_path(*parts: str) -> Path:
     """A path under ../shared/testdata/upstream, or skip the test with the reason."""
     path = UPSTREAM.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"upstream test data not present: {path} (CI has ../shared beside the "
-                    "checkout)")
+        pytest.skip(_absent(path))
     return path
 
 
-def upstream_files(subdir: str, pattern: str) -> list[Path]:
-    """For parametrize: the matching files, or [] (the test then reports no cases)."""
+def upstream_absent(arity: int = 1) -> list:
+    """For parametrize lists that add upstream cases to the corpus's: without ../shared, one
+    case that skips naming what is missing, so the skip count shows what was not tested
+    (an empty list would make those cases vanish at collection)."""
+    if UPSTREAM.is_dir():
+        return []
+    values = (None,) * arity
+    return [pytest.param(*values, marks=pytest.mark.skip(reason=_absent(UPSTREAM)),
+                         id="upstream-absent")]
+
+
+def upstream_files(subdir: str, pattern: str) -> list:
+    """For parametrize: the matching files, or without them one case that skips with the
+    reason (see upstream_absent)."""
     base = UPSTREAM / subdir
-    return sorted(base.glob(pattern)) if base.is_dir() else []
+    if base.is_dir():
+        return sorted(base.glob(pattern))
+    return [pytest.param(None, marks=pytest.mark.skip(reason=_absent(base)),
+                         id=f"{subdir}-absent")]
 
 
 def uleb(v: int) -> bytes:

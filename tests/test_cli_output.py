@@ -332,26 +332,18 @@ def test_interrupt_and_bug_are_one_line(monkeypatch: pytest.MonkeyPatch,
     assert "input pkg.deb:./usr/lib/libx.so]" in capsys.readouterr().err
 
 
-def test_sigint_ends_in_one_line() -> None:
+def test_sigint_ends_in_one_line(tmp_path: Path) -> None:
     import signal
-    import time
 
-    # Waiting on a path list from stdin that never ends: the signal always finds it running.
-    proc = _run("--from-file", "-", stdin=subprocess.PIPE)
-    # Signal once it blocks reading stdin (inside main), not during interpreter start-up.
-    status = Path(f"/proc/{proc.pid}/wchan")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        try:
-            if "pipe" in status.read_text():
-                break
-        except OSError:
-            time.sleep(2.0)  # no /proc: give start-up time instead
-            break
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    # The path list comes from a FIFO: opening it for writing returns only once sfcheck has
+    # opened it for reading, i.e. is inside main, past start-up; it then blocks reading the
+    # list, which never comes, so the signal always finds it running. No sleep, no timing.
+    fifo = tmp_path / "list"
+    os.mkfifo(fifo)
+    proc = _run("--from-file", str(fifo))
+    with open(fifo, "wb"):
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130 and err == b"sfcheck: interrupted\n"
 
 

@@ -31,7 +31,7 @@ from sfcheck.rules import section_fast
 from sfcheck.rules.context import SectionContext
 from sfcheck.rules.section import check_section
 
-from helpers import CORPUS, UPSTREAM
+from helpers import CORPUS, UPSTREAM, upstream_absent
 from strategies import mutations, permute_blocks, sections
 
 
@@ -241,7 +241,8 @@ def test_real_sections_present() -> None:
     assert len(REAL) > 50
 
 
-@pytest.mark.parametrize("label,vma,data,relocatable", REAL, ids=[r[0] for r in REAL])
+@pytest.mark.parametrize("label,vma,data,relocatable",
+                         [pytest.param(*r, id=r[0]) for r in REAL] + upstream_absent(4))
 def test_real_sections(label: str, vma: int, data: bytes, relocatable: bool) -> None:
     """Every real section, then damaged copies: FRE bytes and FDE fields changed."""
     assert_same(data, vma, relocatable)

@@ -187,11 +187,12 @@ def _start(args: list[str], tmp: Path, err: IO[bytes]) -> subprocess.Popen[bytes
                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
 
 
-def _workers_started(proc: subprocess.Popen[bytes], n: int) -> set[int]:
-    for _ in range(600):
+def _workers_started(proc: subprocess.Popen[bytes], n: int, spill_dir: Path) -> set[int]:
+    """The workers, once they run and the scan has made its temporary directory (the big
+    member is spilled into it): events, polled, not a guess at how long start-up takes."""
+    for _ in range(12000):  # a bound on polls (~10 min at worst), not a timing assumption
         kids = _children(proc.pid)
-        if len(kids) >= n:
-            time.sleep(0.3)  # past the big member: its temporary file exists or existed
+        if len(kids) >= n and os.listdir(spill_dir):
             return _children(proc.pid)
         assert proc.poll() is None, "the scan ended before its workers were seen"
         time.sleep(0.05)
@@ -210,15 +211,16 @@ def test_signals_leave_no_worker_and_no_temporary_file(slow_inputs: list[str], t
     proc = _start(["-j", "2", "-q", *slow_inputs], spill_dir, err_file)
     workers: set[int] = set()
     try:
-        workers = _workers_started(proc, 2)
+        workers = _workers_started(proc, 2, spill_dir)
         sig = getattr(signal, how)
         if how == "SIGINT":
             os.killpg(proc.pid, sig)  # what a terminal's Ctrl-C does
         else:
             os.kill(proc.pid, sig)
-        status = proc.wait(30)
-        deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        status = proc.wait(300)  # generous: a loaded CI machine, not a performance bound
+        for _ in range(6000):  # workers are reaped by their parent's exit path or init
+            if not any(_alive(w) for w in workers):
+                break
             time.sleep(0.05)
         left = [w for w in workers if _alive(w)]
     finally:
@@ -273,3 +275,23 @@ def test_spill_dir_cleans_up_on_errors(tmp_path: Path, monkeypatch: pytest.Monke
         monkeypatch.undo()
         assert os.listdir(spill.path or "") == []
     assert os.listdir(tmp_path) == []  # the directory itself is gone
+
+
+def test_sigterm_during_a_worker_fork_is_not_lost(tmp_path: Path) -> None:
+    """A SIGTERM that lands while the pool forks a worker used to be raised inside an at-fork
+    callback (logging's lock release), where CPython prints and drops the exception: the scan
+    ran to its end and exited 0. Made deterministic: the parent's at-fork callback sends the
+    signal itself."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(40):  # more than one batch, so the scan starts its pool
+        os.link(LIB_V3, tree / f"f{i:02d}.so")
+    script = ("import os, signal, sys\n"
+              "os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGTERM))\n"
+              "from sfcheck.cli import main\n"
+              "sys.exit(main(['-j', '2', '-q', sys.argv[1]]))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script, str(tree)], env=env,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr.decode()[-2000:]
+    assert b"Exception ignored" not in proc.stderr

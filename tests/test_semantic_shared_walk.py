@@ -19,7 +19,7 @@ from sfcheck.rules import context
 from sfcheck.rules.semantic import check as semantic_check
 from sfcheck.rules.semantic.check import _SectionPass
 
-from helpers import CORPUS, UPSTREAM
+from helpers import CORPUS, UPSTREAM, upstream_absent
 
 
 def _elf_files(root: Path) -> list[Path]:
@@ -64,7 +64,7 @@ def test_shared_walk_is_taken(monkeypatch) -> None:
     assert len(WITH_EH) > 40 and len(calls) > len(WITH_EH) // 2
 
 
-@pytest.mark.parametrize("path", FILES + _elf_files(UPSTREAM), ids=str)
+@pytest.mark.parametrize("path", FILES + _elf_files(UPSTREAM) + upstream_absent(), ids=str)
 def test_same_findings_in_order(path: Path, monkeypatch) -> None:
     _same(path, monkeypatch)
 

@@ -293,3 +293,23 @@ def test_s390x_fp_in_an_unknown_register_is_unknown_until_needed() -> None:
     frames, stop = Unwinder([table(3, C.ABI_S390X_BE, [leaf, on_fp, outer])], mem).unwind(regs)
     assert len(frames) == 2 and stop.reason is StopReason.REGISTER_UNAVAILABLE
     assert "FP" in stop.detail
+
+
+def test_caller_looked_up_at_return_address_minus_one() -> None:
+    """A caller whose last instruction is a (noreturn) call has its return address at the
+    next function's first byte: the caller's row is found at RA - 1, as a debugger does.
+    Looked up at the RA itself, the next function's row (CFA = SP+32) would give another
+    CFA and another caller."""
+    f0 = Func(0x1000, 0x20, [make_fre(0, (8,))])      # innermost: CFA = SP+8
+    f1 = Func(0x1040, 0x10, [make_fre(0, (16,))])     # ends in a call: RA = 0x1050
+    f2 = Func(0x1050, 0x20, [make_fre(0, (32,))])     # starts right at that RA
+    tab = table(3, C.ABI_AMD64_LE, [f0, f1, f2])
+    sp = 0x8000
+    mem = mem_words({sp: 0x1050, sp + 0x10: 0xDEAD0000, sp + 0x20: 0xBEEF0000})
+    frames, stop = Unwinder([tab], mem).unwind(Registers(0x1004, sp, 0))
+    assert [(f.pc, f.sp, f.fde) for f in frames[:2]] == [(0x1004, sp, 0), (0x1050, sp + 8, 1)]
+    assert frames[1].cfa == sp + 0x18 and frames[2].pc == 0xDEAD0000
+    assert stop.reason is StopReason.NO_FDE
+    # Without the adjustment (what the kernel does) the RA's own row is used.
+    frames, _ = Unwinder([tab], mem, caller_pc_adjust=False).unwind(Registers(0x1004, sp, 0))
+    assert frames[1].fde == 2 and frames[2].pc == 0xBEEF0000

@@ -38,7 +38,8 @@ FDE_TYPE = rule(
 REP_SIZE_ZERO = rule(
     "fde-pcmask-rep-size", "fde", "error", "PCMASK FDE with rep_size 0",
     """A PCMASK FDE looks rows up with (pc - start) % rep_size. With rep_size 0 that is a
-    division by zero in the kernel, glibc and libsframe (consumers.md 7).""",
+    division by zero in the kernel V3 series (kernel/unwind/sframe.c), glibc 2.43
+    (sysdeps/generic/sframe-read.c) and binutils 2.46 libsframe (sframe_find_fre).""",
     "Set rep_size to the size of the repeated block (16 for x86-64 PLT entries).")
 REP_SIZE_UNUSED = rule(
     "fde-rep-size-unused", "fde", "info", "PCINC FDE with a nonzero rep_size",
@@ -59,7 +60,9 @@ UNSORTED = rule(
 OVERLAP = rule(
     "fde-overlap", "fde", "error", "function ranges overlap",
     """Two FDEs covering the same PC give readers two answers; which one they take depends on
-    the search. No consumer detects this (consumers.md 7).""",
+    the search. No reader detects this: neither libsframe 2.46 (libsframe/sframe.c), glibc 2.43
+    (sysdeps/generic/sframe-read.c) nor the kernel V3 series (kernel/unwind/sframe.c) checks
+    it.""",
     "Give each function one FDE with its true size.")
 FRE_TYPE_SIZE = rule(
     "fde-fre-type-size", "fde", "info", "FRE type wider than needed",
@@ -73,13 +76,16 @@ FRE_TYPE_SMALL = rule(
     "Use the FRE type that holds the function size.")
 NO_FRES = rule(
     "fde-no-fres", "fde", "warning", "FDE has no FREs",
-    """An FDE with sfde_func_num_fres 0 gives no row for any PC of its function. In v1 and
-    v2 the spec gives that no meaning and gas never emits it: libsframe's and glibc's
-    lookups fail there, and the 2023 kernel RFC reader goes on with an uninitialised row
-    (kernel-readers.md 4). In v3 a DEFAULT FDE without FREs is defined: it marks an
-    outermost frame (RA undefined over the whole function; binutils 2.46 sframe-spec,
-    sframe-format.md 1.6), and is reported as info. A v3 FLEX FDE without FREs has no
-    rules to be flexible about and stays a warning.""",
+    """An FDE with sfde_func_num_fres 0 gives no row for any PC of its function. In v1 and v2
+    the spec gives that no meaning and gas never emits it: libsframe's and glibc's lookups fail
+    there, and the 2023 kernel RFC reader goes on with an uninitialised row
+    (kernel/unwind/sframe.c in "[PATCH RFC 09/10] unwind: Introduce SFrame user space
+    unwinding", message-id
+    09460e60dd1c2f8ea1abb8d9188195db699ce76f.1699487758.git.jpoimboe@kernel.org). In v3 a
+    DEFAULT FDE without FREs is defined: it marks an outermost frame (RA undefined over the
+    whole function; SFrame spec, binutils 2.46
+    (sourceware.org/binutils/docs-2.46/sframe-spec.html), "SFrame FRE"), and is reported as
+    info. A v3 FLEX FDE without FREs has no rules to be flexible about and stays a warning.""",
     "Emit the function's rows, or (v3) rely on the outermost-frame meaning on purpose.")
 
 

@@ -32,7 +32,7 @@ DATAWORDS_SIZE = rule(
     "fre-datawords-size", "fre", "error", "FRE data words exceed 24 bytes",
     """N words of S bytes must fit libsframe's 24-byte buffer. libsframe 2.46 copies them before
     checking: fre_info 0x5e (15 four-byte words) is a stack buffer overflow in objdump
-    (sframe-format.md 2, reproduced under ASan).""",
+    (binutils 2.46 libsframe/sframe.c, sframe_decode_fre; reproduced under ASan).""",
     "Use at most 6 data words (fewer for DEFAULT FDEs, see fre-word-count).")
 WORD_COUNT = rule(
     "fre-word-count", "fre", "error", "data-word count not legal for the ABI and FDE type",
@@ -80,7 +80,8 @@ MANGLED_ABI = rule(
 FLEX_CFA_REG = rule(
     "fre-flex-cfa-reg", "fre", "error", "flex CFA rule is not register-based",
     """A FLEX FRE's CFA control word must have reg_p set: the CFA is a register plus an offset,
-    optionally dereferenced. The kernel returns -EINVAL otherwise (consumers.md 1.3).""",
+    optionally dereferenced. The kernel returns -EINVAL otherwise
+    (kernel/unwind/sframe.c of the V3 kernel series, v13: lkml.iu.edu/2602.1/04596.html).""",
     "Set reg_p and the DWARF register number in the CFA control word.")
 FLEX_PADDING = rule(
     "fre-flex-padding", "fre", "error", "flex padding word where none is allowed",

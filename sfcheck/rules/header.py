@@ -12,13 +12,15 @@ from .registry import rule
 TOO_SHORT = rule(
     "header-too-short", "header", "error", "section too short for the SFrame header",
     """The preamble and header take 28 bytes, plus sfh_auxhdr_len bytes of auxiliary header,
-    and every offset in the section counts from their end (sframe-format.md 1.1). A shorter
-    section cannot be read at all; libsframe rejects it with SFRAME_ERR_BUF_INVAL.""",
+    and every offset in the section counts from their end (SFrame spec, binutils 2.46
+    (sourceware.org/binutils/docs-2.46/sframe-spec.html), "SFrame Header"). A shorter section
+    cannot be read at all; libsframe rejects it with SFRAME_ERR_BUF_INVAL.""",
     "Regenerate the section; a truncated .sframe usually means a damaged file.")
 BAD_MAGIC = rule(
     "header-bad-magic", "header", "error", "bad magic number",
     """The section must start with 0xdee2 in the target byte order (bytes e2 de for
-    little-endian, de e2 for big-endian). Anything else is not SFrame data (sframe-format.md 1).""",
+    little-endian, de e2 for big-endian). Anything else is not SFrame data (SFrame spec,
+    binutils 2.46 (sourceware.org/binutils/docs-2.46/sframe-spec.html), "SFrame Preamble").""",
     "Check that the section really holds SFrame data and was not overwritten.")
 VERSION_UNKNOWN = rule(
     "header-version-unknown", "header", "error", "unknown SFrame version",
@@ -28,7 +30,8 @@ VERSION_UNKNOWN = rule(
 VERSION_OBSOLETE = rule(
     "header-version-obsolete", "header", "warning", "SFrame version 1 is obsolete",
     """Version 1 was emitted only by binutils 2.40. binutils 2.46 cannot decode it, glibc
-    reads only v2, and the kernel series reads only v3 (consumers.md 1, 3).""",
+    2.43 reads only v2 (sysdeps/generic/sframe-read.c), and the kernel series reads only v3
+    (kernel/unwind/sframe.c of the V3 kernel series, v13: lkml.iu.edu/2602.1/04596.html).""",
     "Rebuild with binutils 2.46 or later (SFrame v3).")
 FLAGS_UNKNOWN = rule(
     "header-flags-unknown", "header", "error", "flag bits not defined for this version",
@@ -50,8 +53,9 @@ ABI_ENDIAN = rule(
 FIXED_RA = rule(
     "header-fixed-ra", "header", "error", "fixed RA offset does not match the ABI",
     """AMD64 keeps the return address at CFA-8 and says so in sfh_cfa_fixed_ra_offset (-8);
-    aarch64 and s390x track RA per FRE and must write 0. A wrong value moves every
-    unwound return address (sframe-format.md 1.2, 1.7).""",
+    aarch64 and s390x track RA per FRE and must write 0. A wrong value moves every unwound
+    return address (SFrame spec, binutils 2.46
+    (sourceware.org/binutils/docs-2.46/sframe-spec.html), "SFrame Header" and "SFrame FRE").""",
     "Use -8 for AMD64 and 0 for aarch64 and s390x.")
 FIXED_FP = rule(
     "header-fixed-fp", "header", "warning", "nonzero fixed FP offset",

@@ -27,18 +27,20 @@ FDEOFF_AFTER_FREOFF = rule(
 FDE_ARRAY_BOUNDS = rule(
     "layout-fde-array-bounds", "layout", "error", "FDE array runs past the end of the section",
     """header + fdeoff + num_fdes * FDE size must fit in the section. libsframe does not check
-    this for native-endian input and over-reads the heap (sframe-format.md 2, reproduced
-    under ASan).""",
+    this for native-endian input and over-reads the heap (binutils 2.46 libsframe/sframe.c,
+    sframe_decode; reproduced under ASan).""",
     "Fix sfh_num_fdes or the section size; the section is truncated or the count is wrong.")
 FDE_ARRAY_OVERLAP = rule(
     "layout-fde-array-overlap", "layout", "error", "FDE array runs into the FRE sub-section",
     """fdeoff + num_fdes * FDE size must not exceed freoff, or FDE records and FREs share
-    bytes. The kernel requires fres_start >= fdes_end (consumers.md 1.3).""",
+    bytes. The kernel requires fres_start >= fdes_end (sframe_read_header in
+    kernel/unwind/sframe.c of the V3 kernel series, v13: lkml.iu.edu/2602.1/04596.html).""",
     "Lay the FDE array out before the FRE sub-section (freoff = fdeoff + num_fdes * size).")
 FRE_BOUNDS = rule(
     "layout-fre-bounds", "layout", "error", "FRE sub-section runs past the end of the section",
-    """header + freoff + fre_len must fit in the section. libsframe copies fre_len bytes without
-    comparing with the section size (an over-read, sframe-format.md 2).""",
+    """header + freoff + fre_len must fit in the section. libsframe copies fre_len bytes
+    without comparing with the section size (an over-read; binutils 2.46 libsframe/sframe.c,
+    sframe_decode).""",
     "Fix sfh_fre_len / sfh_freoff, or the section size.")
 FDEOFF_NONZERO = rule(
     "layout-fdeoff-nonzero", "layout", "warning", "FDE sub-section does not start at offset 0",
@@ -66,7 +68,9 @@ FRE_LEN = rule(
 FRE_OVERLAP = rule(
     "layout-fre-overlap", "layout", "error", "FRE blocks of two FDEs overlap",
     """Two FDEs whose FREs share bytes give both functions the same (or shifted) rows. No
-    consumer checks this (consumers.md 7).""",
+    reader checks this: neither libsframe 2.46 (libsframe/sframe.c), glibc 2.43
+    (sysdeps/generic/sframe-read.c) nor the kernel V3 series (kernel/unwind/sframe.c) checks
+    it.""",
     "Give each FDE its own FRE block.")
 TRAILING = rule(
     "layout-trailing-bytes", "layout", "error", "nonzero bytes after the SFrame data",
@@ -85,7 +89,8 @@ GAP_BYTES = rule(
 EMPTY = rule(
     "layout-no-fdes", "layout", "info", "section has no FDEs",
     """A section without FDEs covers no code. The kernel refuses to register one
-    (num_fdes != 0 && num_fres != 0 is required, consumers.md 1.3).""",
+    (num_fdes != 0 && num_fres != 0 is required by sframe_read_header in
+    kernel/unwind/sframe.c of the V3 kernel series, v13: lkml.iu.edu/2602.1/04596.html).""",
     "Nothing to do if the file really has no code with CFI.")
 
 

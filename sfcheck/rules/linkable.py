@@ -6,8 +6,9 @@ neither do their overrides of header and layout rules: the linker writes a new h
 layout when it merges the objects' sections. What a `.o` can still be asked is "will the
 linker produce something this reader takes?":
   * the SFrame version: GNU ld merges inputs of its own version into an output of that
-    version; an ld of another version copies the section raw or discards it (toolchains.md).
-    So an object of a version the reader does not read never becomes SFrame it uses;
+    version; an ld of another version copies the section raw or discards it (binutils 2.46
+    bfd/elf-sframe.c, _bfd_elf_parse_sframe). So an object of a version the reader does not
+    read never becomes SFrame it uses;
   * FDE and FRE contents: ld copies them as they are, so the profile's severities for
     FDE/FRE rules (e.g. a zero repetition block size the reader divides by) still hold.
 Empty counts, flags, auxiliary headers, offsets and duplicate starts in a `.o` are normal
