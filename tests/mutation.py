@@ -1,0 +1,181 @@
+"""Mutation testing of sfcheck's modules with mutmut, in one command, within a time budget.
+
+    python tests/mutation.py [--budget SECONDS] [--jobs N] [GROUP ...]
+
+Each group is a set of modules and the test files that cover them (GROUPS). The script copies
+the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
+group (a group stops at its share of the budget; mutants not reached are counted as not run),
+and writes the score and every survivor to reports/mutation-DATE.md. Mutants that only change a
+string literal (mutmut's "XX" wrapping, case changes: message text) are counted apart, since no
+test should pin the wording of every message. Not in the per-push CI (minutes per group); needs
+the `test` extra plus mutmut (`pip install mutmut`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# group -> (modules to mutate, test files that cover them)
+GROUPS: dict[str, tuple[list[str], list[str]]] = {
+    "waivers": (["sfcheck/waivers.py"], ["tests/test_waivers.py", "tests/test_gate_edges.py"]),
+    "inputs": (["sfcheck/inputs/*"], ["tests/test_inputs.py", "tests/test_gate_edges.py",
+                                      "tests/test_elf_packages.py"]),
+    "format": (["sfcheck/format/*"], ["tests/test_format_units.py", "tests/test_format_props.py",
+                                      "tests/test_fde_table.py", "tests/test_layout_blocks.py",
+                                      "tests/test_fre_blocks_nexts.py"]),
+    "rules": (["sfcheck/rules/*.py"], ["tests/test_rules.py", "tests/test_elf_rules.py",
+                                       "tests/test_rule_locations.py",
+                                       "tests/test_rule_fde_no_fres.py",
+                                       "tests/test_fastpath_equivalence.py"]),
+    "semantic": (["sfcheck/rules/semantic/*"], ["tests/test_semantic.py",
+                                                "tests/test_semantic_units.py",
+                                                "tests/test_semantic_settle.py",
+                                                "tests/test_semantic_bounds.py"]),
+    "dwarf": (["sfcheck/dwarf/*"], ["tests/test_ehframe.py", "tests/test_dwarf_expr.py"]),
+    "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
+                                      "tests/test_unwind_props.py",
+                                      "tests/test_unwind_sigframe.py"]),
+}
+STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
+          "segfault")
+_STRING_ONLY = re.compile(r"XX|\"|'")
+
+
+def _config(modules: list[str], tests: list[str]) -> str:
+    def toml_list(items: list[str]) -> str:
+        return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+    return ("\n[tool.mutmut]\nsource_paths = [\"sfcheck\"]\n"
+            f"only_mutate = {toml_list(modules)}\n"
+            f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+            "pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-x\", \"-q\"]\n"
+            "also_copy = [\"tests\", \"corpus\", \"bench\", \"fuzz\"]\n")
+
+
+def _message_only(diff: str) -> bool:
+    """A mutant whose changed lines are equal once string quotes' contents are compared
+    case-insensitively without mutmut's XX markers: it changes message text only."""
+    minus = [ln[1:] for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    plus = [ln[1:] for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    if not minus or len(minus) != len(plus):
+        return False
+    return all(_STRING_ONLY.sub("", a).lower() == _STRING_ONLY.sub("", b).lower()
+               for a, b in zip(minus, plus, strict=True))
+
+
+def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int) -> dict:
+    modules, tests = GROUPS[name]
+    shutil.rmtree(work / "mutants", ignore_errors=True)
+    pyproject = work / "pyproject.toml"
+    base = pyproject.read_text().split("\n[tool.mutmut]")[0]
+    pyproject.write_text(base + _config(modules, tests))
+    start = time.monotonic()
+    with open(work / f"mutmut-{name}.log", "wb") as log:
+        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs)], cwd=work,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(budget)
+            finished = True
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 15)
+            proc.wait()
+            finished = False
+    results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work,
+                             capture_output=True, text=True).stdout
+    counts = dict.fromkeys(STATES, 0)
+    survivors, messages = [], 0
+    for line in results.splitlines():
+        mutant, _, state = line.strip().rpartition(": ")
+        if not mutant:
+            continue
+        counts[state] = counts.get(state, 0) + 1
+        if state in ("survived", "no tests"):
+            diff = subprocess.run([mutmut, "show", mutant], cwd=work, capture_output=True,
+                                  text=True).stdout
+            if _message_only(diff):
+                messages += 1
+                counts[state] -= 1
+            else:
+                survivors.append((mutant, state, diff))
+    return {"counts": counts, "survivors": survivors, "messages": messages,
+            "seconds": time.monotonic() - start, "finished": finished}
+
+
+def _score(counts: dict) -> tuple[int, int]:
+    judged = counts["killed"] + counts["survived"] + counts["no tests"] + counts["timeout"]
+    return counts["killed"] + counts["timeout"], judged  # a timeout is a detected change
+
+
+def _report(out: Path, results: dict[str, dict], budget: float) -> None:
+    today = datetime.date.today().isoformat()
+    lines = [f"# Mutation testing, {today}", "",
+             f"`python tests/mutation.py` at {_head()} (mutmut, budget {budget:.0f} s per "
+             "group). Score = killed (or timed out) / mutants judged, message-text mutants "
+             "apart; 'no tests' means no selected test runs the mutated function.", "",
+             "| group | killed | survived | no tests | timeout | message-only | score | "
+             "time | complete |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        c = r["counts"]
+        killed, judged = _score(c)
+        score = f"{100 * killed / judged:.1f} %" if judged else "-"
+        lines.append(f"| {name} | {c['killed']} | {c['survived']} | {c['no tests']} | "
+                     f"{c['timeout']} | {r['messages']} | {score} | {r['seconds']:.0f} s | "
+                     f"{'yes' if r['finished'] else 'no (budget)'} |")
+    for name, r in results.items():
+        if not r["survivors"]:
+            continue
+        lines += ["", f"## Survivors: {name}", ""]
+        for mutant, state, diff in r["survivors"]:
+            body = "\n".join(ln for ln in diff.splitlines()[1:] if not ln.startswith("@@"))
+            lines += [f"### `{mutant}` ({state})", "", "```diff", body.strip(), "```", ""]
+    out.write_text("\n".join(lines) + "\n")
+
+
+def _head() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("groups", nargs="*", choices=list(GROUPS), default=[],
+                        help="groups to run (default: all)")
+    parser.add_argument("--budget", type=float, default=600, help="seconds per group")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("-o", "--output", type=Path,
+                        default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
+    args = parser.parse_args(argv)
+    mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
+    if mutmut is None:
+        print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
+        return 2
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="sfcheck-mutation-") as tmp:
+        work = Path(tmp) / "tree"
+        work.mkdir()
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "x", "-C", str(work)], input=archive, check=True)
+        for name in args.groups or list(GROUPS):
+            results[name] = _run_group(work, mutmut, name, args.budget, args.jobs)
+            c = results[name]["counts"]
+            killed, judged = _score(c)
+            print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
+                  flush=True)
+    _report(args.output, results, args.budget)
+    print(f"report: {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
