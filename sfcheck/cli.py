@@ -78,28 +78,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     return write_report(args, result, status)
 
 
-def did_you_mean(word: str, known: Sequence[str]) -> str:
-    """` (did you mean `x`?)` for the closest of `known`, or "" when none is close."""
-    import difflib
-
-    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
-    if not close:  # a fragment of a long rule ID: `plt-got` for defect-ld-plt-got-cfa
-        close = [k for k in known if len(word) >= 3 and word in k][:1]
-    return f" (did you mean `{close[0]}`?)" if close else ""
-
-
 def cmd_rules(args: argparse.Namespace) -> int:
     from .rules import GROUPS, RULES
+    from .wording import did_you_mean
 
     groups = [g for g in GROUPS if any(r.group == g for r in RULES.values())]
-    for group in args.groups:
-        if group not in groups:
-            hint = did_you_mean(group, groups)
-            print(escape(f"sfcheck: error: unknown rule group {group!r}{hint}; one of "
+    for name in args.groups:  # a group, or one rule ID (its line under its group)
+        if name not in groups and name not in RULES:
+            hint = did_you_mean(name, [*groups, *RULES])
+            print(escape(f"sfcheck: error: no rule group or rule {name!r}{hint}; groups: "
                          f"{', '.join(groups)}"), file=sys.stderr)
             return EXIT_USAGE
-    for group in args.groups or groups:
-        rules = [r for r in RULES.values() if r.group == group]
+    wanted = set(args.groups)
+    for group in groups:
+        rules = [r for r in RULES.values() if r.group == group
+                 and (not wanted or group in wanted or r.id in wanted)]
         if not rules:
             continue
         print(f"{group}:")
@@ -112,6 +105,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     import textwrap
 
     from .rules import RULES
+    from .wording import did_you_mean
 
     r = RULES.get(args.rule)
     if r is None:
@@ -351,11 +345,12 @@ def _add_rules(sub: argparse._SubParsersAction) -> None:
     rules = sub.add_parser(
         "rules", help="list the rules by group", formatter_class=_Formatter,
         description="List every rule with its ID, default severity and title, by group; "
-                    "with GROUP, only that group's rules. `sfcheck explain RULE-ID` explains "
-                    "one.")
+                    "with GROUP, only that group's rules (with a rule ID, that rule). "
+                    "`sfcheck explain RULE-ID` explains one.")
     rules.add_argument("groups", nargs="*", metavar="GROUP",
                        help="only these groups (header, layout, fde, fre, elf, semantic, "
-                            "defect)").completer = completion.groups  # type: ignore[attr-defined]
+                            "defect) or rule IDs"
+                       ).completer = completion.groups  # type: ignore[attr-defined]
     rules.set_defaults(func=cmd_rules)
 
 

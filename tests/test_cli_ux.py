@@ -60,13 +60,24 @@ def test_rules_group_lists_that_group_only(capsys: pytest.CaptureFixture[str]) -
     assert [x for x in lines if not x.startswith(" ")] == ["fde:", "defect:"]
     listed = {x.split()[0] for x in lines if x.startswith(" ")}
     assert listed == {r.id for r in RULES.values() if r.group in ("fde", "defect")}
+    assert main(["rules", "defect-ld-plt-got-cfa", "fre"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    fre = [r.id for r in RULES.values() if r.group == "fre"]
+    assert [x.split()[0] for x in lines] == ["fre:", *fre, "defect:", "defect-ld-plt-got-cfa"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["rules", "fd"], "sfcheck: error: unknown rule group 'fd' (did you mean `fde`?); one of "
-                      + ", ".join(GROUPS)),
-    (["rules", "fde", "nosuch"], "sfcheck: error: unknown rule group 'nosuch'; one of "
+    (["rules", "fd"], "sfcheck: error: no rule group or rule 'fd' (did you mean `fde`?); "
+                      "groups: " + ", ".join(GROUPS)),
+    (["rules", "fde", "nosuch"], "sfcheck: error: no rule group or rule 'nosuch'; groups: "
                                  + ", ".join(GROUPS)),
+    (["rules", "fde-unsortd"], "sfcheck: error: no rule group or rule 'fde-unsortd' "
+                               "(did you mean `fde-unsorted`?); groups: " + ", ".join(GROUPS)),
+    (["check", "--enable", "semantc", "x"], "sfcheck: error: unknown rule or group: semantc "
+                                            "(did you mean `semantic`?)"),
+    (["check", "--disable", "defect-ld-plt-got", "x"],
+     "sfcheck: error: unknown rule or group: defect-ld-plt-got "
+     "(did you mean `defect-ld-plt-got-cfa`?)"),
     (["explain", "plt-got"], "sfcheck: error: unknown rule 'plt-got' "
                              "(did you mean `defect-ld-plt-got-cfa`?)"),
     (["explain", "fde-unsortd"], "sfcheck: error: unknown rule 'fde-unsortd' "
