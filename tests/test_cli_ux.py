@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from sfcheck.profiles import PROFILES
 from sfcheck.rules import GROUPS, RULES
 from sfcheck.wording import noun, plural
 
-from archives import LIB_V3
+from archives import EXE_V2, LIB_V3, deb_bytes, tar_bytes
 from helpers import ROOT
 
 
@@ -161,3 +162,15 @@ def test_profiles_table_is_generated_from_the_profile_data(
     row = next(x for x in profile_table() if x.startswith("kernel "))
     assert "auxhdr" not in row and "num_fdes/num_fres 0" in row
 
+
+
+def test_scan_summary_of_one_package_counts_its_members(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deb = tmp_path / "pkg.deb"
+    deb.write_bytes(deb_bytes(tar_bytes([("./usr/lib/libv3.so", LIB_V3.read_bytes()),
+                                         ("./usr/bin/exe", EXE_V2.read_bytes())])))
+    assert main(["check", "-j", "1", str(deb)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  objects checked\s+2  \(2 members of 1 archive\)\n", out)
+    assert main(["check", "-j", "1", str(LIB_V3), str(EXE_V2)]) == 0
+    assert re.search(r"\n  files checked\s+2\n", capsys.readouterr().out)

@@ -109,8 +109,8 @@ def _objects(s: Summary) -> str:
     if not s.archive_members:
         return ""
     files = s.files_checked - s.archive_members
-    return (f"  ({plural(files, 'file')}, {plural(s.archive_members, 'member')} of "
-            f"{plural(s.archives, 'archive')})")
+    members = f"{plural(s.archive_members, 'member')} of {plural(s.archives, 'archive')}"
+    return f"  ({plural(files, 'file')}, {members})" if files else f"  ({members})"
 
 
 def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
