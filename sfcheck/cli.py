@@ -104,12 +104,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     import textwrap
 
-    from .rules import RULES
+    from .rules import GROUPS, RULES
     from .wording import did_you_mean
 
     r = RULES.get(args.rule)
     if r is None:
-        hint = did_you_mean(args.rule, list(RULES)) or " (see `sfcheck rules`)"
+        hint = (f": a group; `sfcheck rules {args.rule}` lists its rules" if args.rule in GROUPS
+                else did_you_mean(args.rule, list(RULES)) or " (see `sfcheck rules`)")
         print(escape(f"sfcheck: error: unknown rule {args.rule!r}{hint}"), file=sys.stderr)
         return EXIT_USAGE
     print(f"{r.id} ({r.group}, default severity {r.severity}): {r.title}\n")
@@ -146,7 +147,10 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
     unknown = [n for n in args.names if n not in PROFILES]
     if unknown:
-        print(f"sfcheck: error: unknown profile {unknown[0]!r} (one of {', '.join(PROFILES)})",
+        from .wording import did_you_mean
+
+        print(escape(f"sfcheck: error: unknown profile {unknown[0]!r}"
+                     f"{did_you_mean(unknown[0], PROFILES)} (one of {', '.join(PROFILES)})"),
               file=sys.stderr)
         return EXIT_USAGE
     if not args.names:

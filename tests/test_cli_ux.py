@@ -84,6 +84,10 @@ def test_rules_group_lists_that_group_only(capsys: pytest.CaptureFixture[str]) -
     (["explain", "fde-unsortd"], "sfcheck: error: unknown rule 'fde-unsortd' "
                                  "(did you mean `fde-unsorted`?)"),
     (["explain", "zzz"], "sfcheck: error: unknown rule 'zzz' (see `sfcheck rules`)"),
+    (["explain", "fde"], "sfcheck: error: unknown rule 'fde': a group; `sfcheck rules fde` "
+                         "lists its rules"),
+    (["profiles", "kernal"], "sfcheck: error: unknown profile 'kernal' (did you mean "
+                             f"`kernel`?) (one of {', '.join(PROFILES)})"),
 ])
 def test_unknown_group_or_rule_is_one_line_with_a_suggestion(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
