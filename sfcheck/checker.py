@@ -43,7 +43,10 @@ class Options(Record):
     def validate(self) -> None:
         for name in self.enable | self.disable:
             if name not in RULES and name not in GROUPS:
-                raise ValueError(f"unknown rule or group: {name}")
+                from .wording import did_you_mean
+
+                raise ValueError(f"unknown rule or group: {name}"
+                                 + did_you_mean(name, [*GROUPS, *RULES]))
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile: {self.profile} (one of {', '.join(PROFILES)})")
 

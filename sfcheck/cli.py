@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import __version__
+from . import __version__, completion
 from .argtypes import positive
 from .cli_output import add_display_options, drop_stdout
 from .report.escape import escape
@@ -80,9 +80,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     from .rules import GROUPS, RULES
+    from .wording import did_you_mean
 
-    for group in GROUPS:
-        rules = [r for r in RULES.values() if r.group == group]
+    groups = [g for g in GROUPS if any(r.group == g for r in RULES.values())]
+    for name in args.groups:  # a group, or one rule ID (its line under its group)
+        if name not in groups and name not in RULES:
+            hint = did_you_mean(name, [*groups, *RULES])
+            print(escape(f"sfcheck: error: no rule group or rule {name!r}{hint}; groups: "
+                         f"{', '.join(groups)}"), file=sys.stderr)
+            return EXIT_USAGE
+    wanted = set(args.groups)
+    for group in groups:
+        rules = [r for r in RULES.values() if r.group == group
+                 and (not wanted or group in wanted or r.id in wanted)]
         if not rules:
             continue
         print(f"{group}:")
@@ -94,12 +104,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     import textwrap
 
-    from .rules import RULES
+    from .rules import GROUPS, RULES
+    from .wording import did_you_mean
 
     r = RULES.get(args.rule)
     if r is None:
-        print(f"sfcheck: error: unknown rule {args.rule!r} (see `sfcheck rules`)",
-              file=sys.stderr)
+        hint = (f": a group; `sfcheck rules {args.rule}` lists its rules" if args.rule in GROUPS
+                else did_you_mean(args.rule, list(RULES)) or " (see `sfcheck rules`)")
+        print(escape(f"sfcheck: error: unknown rule {args.rule!r}{hint}"), file=sys.stderr)
         return EXIT_USAGE
     print(f"{r.id} ({r.group}, default severity {r.severity}): {r.title}\n")
     print(textwrap.fill(r.explanation, 78) + "\n")
@@ -135,7 +147,10 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 
     unknown = [n for n in args.names if n not in PROFILES]
     if unknown:
-        print(f"sfcheck: error: unknown profile {unknown[0]!r} (one of {', '.join(PROFILES)})",
+        from .wording import did_you_mean
+
+        print(escape(f"sfcheck: error: unknown profile {unknown[0]!r}"
+                     f"{did_you_mean(unknown[0], PROFILES)} (one of {', '.join(PROFILES)})"),
               file=sys.stderr)
         return EXIT_USAGE
     if not args.names:
@@ -150,12 +165,17 @@ def cmd_profiles(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def profile_table() -> list[str]:
-    """One line per profile, from the profile data: versions, required flags, what else
-    it rejects (the README's table)."""
+TABLE_WIDTH = 100  # `sfcheck profiles` fits a 100-column terminal
+
+
+def profile_table(width: int = TABLE_WIDTH) -> list[str]:
+    """One row per profile, from the profile data: versions, required flags, what else it
+    rejects (wrapped in its column), then each profile's sources, all within `width`."""
+    import textwrap
+
     from .profiles import PROFILES, flag_names
 
-    rows = [("PROFILE", "VERSIONS", "REQUIRED FLAGS", "ALSO REJECTS", "SOURCE")]
+    rows = [("PROFILE", "VERSIONS", "REQUIRED FLAGS", "ALSO REJECTS")]
     for p in PROFILES.values():
         flags = sorted({flag_names(f) for f in p.required_flags.values()}) or ["none"]
         rejects = [what for on, what in (
@@ -165,11 +185,23 @@ def profile_table() -> list[str]:
             (p.one_text_segment, "FDEs in several PF_X segments")) if on]
         versions = ", ".join(f"v{v}" for v in sorted(p.versions)) if p.consumer or \
             p.name != "strict" else "all"
-        rows.append((p.name, versions, "; ".join(flags), ", ".join(rejects) or "-",
-                     p.sources[0] if p.sources else "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[4]
-             for r in rows]
+        rows.append((p.name, versions, "; ".join(flags), ", ".join(rejects) or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    indent = sum(widths) + 2 * len(widths)
+    lines = []
+    for row in rows:
+        head = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  "
+        # break at the commas between items, never inside one
+        rest = textwrap.wrap(row[3].replace(" ", "\0").replace(",\0", ", "),
+                             width - indent) or [""]
+        lines.append((head + rest[0].replace("\0", " ")).rstrip())
+        lines.extend(" " * indent + more.replace("\0", " ") for more in rest[1:])
+    lines += ["", "Sources:"]
+    for p in PROFILES.values():
+        for source in p.sources[:1]:
+            lines += textwrap.wrap(f"{p.name}: {source}", width, initial_indent="  ",
+                                   subsequent_indent="    ", break_long_words=False,
+                                   break_on_hyphens=False)
     return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
 
 
@@ -219,7 +251,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                "2 usage error or unreadable/non-ELF file or unwritable report, "
                "70 internal error (a bug in sfcheck), 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                help="the command (`sfcheck FILE...` means `check`)")
     builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
                 "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
                 "proc": _add_proc}
@@ -234,7 +267,8 @@ def _add_dump(sub: argparse._SubParsersAction) -> None:
         description="Print every SFrame section of each FILE in the text `objdump --sframe` "
                     "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
                     "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
-    dump.add_argument("files", nargs="+", metavar="FILE")
+    dump.add_argument("files", nargs="+", metavar="FILE",
+                      help="an ELF file, a directory, or a .deb, .rpm, .a or tar archive")
     dump.add_argument("--raw", action="store_true",
                       help="FILE holds a bare SFrame section, not an ELF file")
     dump.add_argument("--vma", type=parse_address, default=0, metavar="ADDR",
@@ -266,7 +300,9 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
                "130  interrupted (SIGINT)\n"
                "A closed stdout (`sfcheck DIR | head`) ends quietly with the status the\n"
                "findings give.")
-    check.add_argument("files", nargs="*", metavar="FILE")
+    check.add_argument("files", nargs="*", metavar="FILE",
+                       help="an ELF file, a directory, or a .deb, .rpm, .a or tar archive "
+                            "(with --raw: a bare SFrame section)")
     check.add_argument("--from-file", metavar="LIST",
                        help="also read input paths from LIST, one per line or NUL-separated "
                             "(- for stdin)")
@@ -294,9 +330,11 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--fail-on", choices=("error", "warning", "info", "none"),
                        default="error", help="lowest severity that makes the exit status 1")
     check.add_argument("--enable", action="append", default=[], metavar="ID",
-                       help="switch a rule or group on (repeatable)")
+                       help="switch a rule or group on (repeatable)"
+                       ).completer = completion.rules_and_groups  # type: ignore[attr-defined]
     check.add_argument("--disable", action="append", default=[], metavar="ID",
-                       help="switch a rule or group off (repeatable)")
+                       help="switch a rule or group off (repeatable)"
+                       ).completer = completion.rules_and_groups  # type: ignore[attr-defined]
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     add_display_options(check)
@@ -308,13 +346,25 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_rules(sub: argparse._SubParsersAction) -> None:
-    rules = sub.add_parser("rules", help="list the rules by group", formatter_class=_Formatter)
+    rules = sub.add_parser(
+        "rules", help="list the rules by group", formatter_class=_Formatter,
+        description="List every rule with its ID, default severity and title, by group; "
+                    "with GROUP, only that group's rules (with a rule ID, that rule). "
+                    "`sfcheck explain RULE-ID` explains one.")
+    rules.add_argument("groups", nargs="*", metavar="GROUP",
+                       help="only these groups (header, layout, fde, fre, elf, semantic, "
+                            "defect) or rule IDs"
+                       ).completer = completion.groups  # type: ignore[attr-defined]
     rules.set_defaults(func=cmd_rules)
 
 
 def _add_explain(sub: argparse._SubParsersAction) -> None:
-    explain = sub.add_parser("explain", help="explain one rule", formatter_class=_Formatter)
-    explain.add_argument("rule", metavar="RULE-ID")
+    explain = sub.add_parser(
+        "explain", help="explain one rule", formatter_class=_Formatter,
+        description="Explain a rule: what it checks, the source of the requirement, a fix "
+                    "hint, and what each consumer profile says about it.")
+    explain.add_argument("rule", metavar="RULE-ID", help="a rule ID, as `sfcheck rules` "
+                         "lists them").completer = completion.rule_ids  # type: ignore[attr-defined]
     explain.set_defaults(func=cmd_explain)
 
 
@@ -324,7 +374,8 @@ def _add_profiles(sub: argparse._SubParsersAction) -> None:
         formatter_class=_Formatter,
         description="Print what each reader accepts and rejects, the rules it turns on and "
                     "the severities it changes, each with the source it comes from.")
-    profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
+    profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles"
+                          ).completer = completion.profiles  # type: ignore[attr-defined]
     profiles.set_defaults(func=cmd_profiles)
 
 
@@ -391,13 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _complete() -> None:
     """Shell completion (argcomplete, optional): only when the shell asks, so a normal run
     never imports it. `eval "$(register-python-argcomplete sfcheck)"` turns it on."""
-    if "_ARGCOMPLETE" not in os.environ:
-        return
-    try:
-        import argcomplete
-    except ImportError:
-        return
-    argcomplete.autocomplete(build_parser())  # prints the candidates and exits
+    if "_ARGCOMPLETE" in os.environ:
+        completion.complete(build_parser())  # prints the candidates and exits
 
 
 if __name__ == "__main__":

@@ -74,8 +74,12 @@ def _sections(path: str, source: str | bytes, args: argparse.Namespace, out: _Ou
         return None
     found = [(s.name, s.vma, s.raw_data if args.no_relocs else s.data) for s in info.sections
              if args.section is None or s.name == args.section]
-    if not found:
+    if not info.sections:
         out.note(path, "no SFrame section")
+    elif not found:  # a misspelt --section is a usage error, not a file without SFrame
+        names = ", ".join(dict.fromkeys(s.name for s in info.sections))
+        out.err(path, f"no SFrame section named {args.section!r} (it has {names})", EXIT_USAGE)
+        return None
     return info, found
 
 

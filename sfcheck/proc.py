@@ -299,7 +299,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         epilog="Exit status: 0 every object with SFrame would register and has no "
                "kernel-profile error, 1 otherwise, 2 usage error or a process that cannot "
                "be read.")
-    p.add_argument("pid", type=int, metavar="PID")
+    p.add_argument("pid", type=int, metavar="PID", help="the process ID")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.set_defaults(func=cmd_proc)
     return p

@@ -29,6 +29,7 @@ from .fileio import InputFileError, read_bounded
 from .result import FileResult, Finding
 from .rules import RULES
 from .rules.registry import GROUPS
+from .wording import noun
 
 # Out-of-bounds and overlapping-structure findings: every consumer would read memory the
 # section does not own, so no reason can make them acceptable.
@@ -129,7 +130,8 @@ def parse_waivers(text: str, source: str = "<waivers>") -> list[Waiver]:
             from None
     extra = set(doc) - {"waiver"}
     if extra:
-        raise WaiverError(f"{source}: unknown top-level key(s) {', '.join(sorted(extra))} "
+        raise WaiverError(f"{source}: unknown top-level {noun(len(extra), 'key')} "
+                          f"{', '.join(sorted(extra))} "
                           "(write each waiver as a [[waiver]] table)")
     entries = doc.get("waiver", [])
     if not isinstance(entries, list):
@@ -145,7 +147,7 @@ def _waiver(entry: object, index: int, source: str) -> Waiver:
         raise fail("not a table")
     unknown = set(entry) - _KEYS
     if unknown:
-        raise fail(f"unknown key(s) {', '.join(sorted(unknown))} "
+        raise fail(f"unknown {noun(len(unknown), 'key')} {', '.join(sorted(unknown))} "
                    f"(allowed: {', '.join(sorted(_KEYS))})")
     for key in ("rule", "path", "reason", "function", "package"):
         if key in entry and not isinstance(entry[key], str):

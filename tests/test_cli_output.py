@@ -61,7 +61,7 @@ def test_single_file_show_threshold_hint(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert set(severities(out)) == {"warning"}
     (hint,) = [line for line in out.splitlines() if line.startswith("sfcheck: ")]
-    assert re.fullmatch(r"sfcheck: \d+ finding\(s\) below --show warning not listed; "
+    assert re.fullmatch(r"sfcheck: \d+ findings? below --show warning not listed; "
                         r"-I lists them", hint)
 
 

@@ -240,7 +240,7 @@ def test_header_truncated(length: int) -> None:
     err = decode_error(data)
     assert err.offset == 0
     assert err.structure == "header"
-    assert "28 byte(s) needed" in err.message
+    assert "28 bytes needed" in err.message
 
 
 def test_auxhdr_truncated() -> None:

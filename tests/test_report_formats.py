@@ -22,7 +22,8 @@ from helpers import ROOT
 
 SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.schema.json"
 LINE = re.compile(r"^(?P<path>\S+): (?P<sev>error|warning|info): \[(?P<rule>[a-z0-9-]+)\] .+$")
-SUMMARY = re.compile(r"^(?P<path>\S+): \d+ SFrame section\(s\)( \(v[\d, v]+\))?: \d+ errors?, "
+SUMMARY = re.compile(r"^(?P<path>\S+): (1 SFrame section|\d+ SFrame sections)( \(v[\d, v]+\))?: "
+                     r"\d+ errors?, "
                      r"\d+ warnings?, \d+ info(, \d+ waived)?$")
 
 
@@ -69,7 +70,8 @@ def test_text_tree_with_summary_table(tree: Path) -> None:
     assert any(x.startswith(f"{tree}/libx.a:x.o: ") for x in lines)
     assert "(waived: lld test input)" in text
     table = text[text.index("sfcheck summary"):]
-    assert re.search(r"files checked\s+4\b", table)
+    # 4 objects: 2 files on disk and 2 members (the .deb's library, the .a's object)
+    assert re.search(r"\n  objects checked\s+4  \(2 files, 2 members of 2 archives\)\n", table)
     assert re.search(r"skipped: not ELF\s+2\b", table)  # notes.txt and w.toml
     assert re.search(r"unreadable or refused\s+1\b", table)
     # count, files, waived: bad.so waived, x.o not
@@ -88,10 +90,13 @@ def test_json_validates_against_shipped_schema(tree: Path) -> None:
     member = doc["files"][-1]
     assert (member["package"], member["member"]) == (f"{tree}/pkg.deb", "./usr/lib/libv3.so")
     assert doc["summary"]["versions"] == {"1": 1, "2": 2, "3": 1}
+    summary = doc["summary"]
+    assert (summary["files_checked"], summary["archive_members"], summary["archives"]) == (4, 2, 2)
     assert [w["index"] for w in doc["unused_waivers"]] == [2]
     # The schema is not vacuous: a document missing a field or with a bad value fails.
     for broken in ({k: v for k, v in doc.items() if k != "files"},
                    {**doc, "fail_on": "fatal"},
+                   {**doc, "summary": {**summary, "archive_members": -1}},
                    {**doc, "files": [{**doc["files"][0], "findings": [{"rule": "x"}]}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema, cls=jsonschema.Draft202012Validator)

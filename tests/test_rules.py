@@ -188,7 +188,7 @@ def test_finding_cap_per_rule() -> None:
     fdes = [fde(start=0x1000 * i, fres=(make_fre(3, [8]),)) for i in range(80)]
     res = check_section_bytes(build(fdes))
     first = [f for f in res.findings if f.rule == "fre-first-start"]
-    assert len(first) == 51 and "30 more finding(s)" in first[-1].message
+    assert len(first) == 51 and "30 more findings" in first[-1].message
 
 
 @pytest.mark.parametrize("case", upstream_files("simple-frame-rs", "*.json"),

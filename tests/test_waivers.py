@@ -56,7 +56,7 @@ def test_unwaivable_rules_exist() -> None:
     ("[[waiver]]\nrule = 'no-such-rule'\npath = '*'\nreason = 'r'\n", "unknown rule"),
     ("[[waiver]]\nrule = 'layout-fre-bounds'\npath = '*'\nreason = 'r'\n", "cannot be waived"),
     ("[[waiver]]\nrule = 'elf-not-sorted'\npath = '*'\nreason = 'r'\nfunc = 'x'\n",
-     "unknown key(s) func"),
+     "unknown key func"),
     ("[[waiver]]\nrule = 'elf-not-sorted'\npath = '*'\nreason = 'r'\npc = -1\n", "`pc`"),
     ("[[waiver]]\nrule = 'elf-not-sorted'\npath = '*'\nreason = 'r'\npc = '0x10'\n", "`pc`"),
     ("[[waiver]]\nrule = 3\npath = '*'\nreason = 'r'\n", "must be a string"),

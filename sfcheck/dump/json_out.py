@@ -1,4 +1,5 @@
-"""`sfcheck dump --json`: the same content as the text dump, as data."""
+"""`sfcheck dump --json`: the same content as the text dump, as data (schema:
+sfcheck-dump.schema.json)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,14 @@ def dump_json(data: bytes, section_vma: int = 0, name: str = ".sframe") -> dict[
         out["error"] = {"message": exc.message, "offset": exc.offset,
                         "structure": exc.structure, "field": exc.field}
     return out
+
+
+SCHEMA_FILE = "sfcheck-dump.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of `dump --json` output; shipped as package data."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath(SCHEMA_FILE).read_text("utf-8"))

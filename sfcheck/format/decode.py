@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from ..errors import DecodeError
+from ..wording import plural
 from . import constants as C
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
@@ -61,8 +62,8 @@ _set_words, _set_offset = FRE.words.__set__, FRE.offset.__set__  # type: ignore[
 def byte_order(data: bytes) -> bool:
     """True for big-endian data, from the magic; DecodeError when it is not SFrame."""
     if len(data) < 2:
-        raise DecodeError(f"section of {len(data)} byte(s) is too short for the SFrame magic",
-                          0, "preamble", "sfp_magic")
+        raise DecodeError(f"section of {plural(len(data), 'byte')} is too short for the SFrame "
+                          "magic", 0, "preamble", "sfp_magic")
     magic = bytes(data[:2])
     if magic == C.MAGIC_LE:
         return False
@@ -200,7 +201,7 @@ class Decoder:
         if count * (asz + 1) > limit - pos:
             where = f"FDE[{index}]"
             raise DecodeError(
-                f"{where}: {count} FREs need at least {count * (asz + 1):#x} bytes from "
+                f"{where}: {plural(count, 'FRE')} need at least {count * (asz + 1):#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
         lens, unpacks = _fre_shapes(h.big_endian, asz)
@@ -238,8 +239,8 @@ class Decoder:
                               pos + asz, where, "fre_info")
         n, w = (info >> 1) & 0xF, C.WORD_SIZE[(info >> 5) & 3]
         raise DecodeError(
-            f"FDE[{index}]: FRE {j}'s {n} data word(s) of {w} byte(s) run past the FRE "
-            f"sub-section end {limit:#x}", pos + asz + 1, where, "data words")
+            f"FDE[{index}]: FRE {j}'s {plural(n, 'data word')} of {plural(w, 'byte')} run past "
+            f"the FRE sub-section end {limit:#x}", pos + asz + 1, where, "data words")
 
     def iter_fdes(self) -> Iterator[FDE]:
         """Every FDE with its FREs, in table order, with work bounded by the section size.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 
 from ..errors import EncodeError
+from ..wording import plural
 from . import constants as C
 from .model import FDE, FRE, Section
 
@@ -25,7 +26,7 @@ def _fit_word(value: int, width: int, what: str) -> int:
     """Words are signed, but flex control words may be given unsigned: accept both."""
     bits = 8 * width
     if not -(1 << (bits - 1)) <= value < (1 << bits):
-        raise EncodeError(f"{what}: data word {value} does not fit in {width} byte(s)")
+        raise EncodeError(f"{what}: data word {value} does not fit in {plural(width, 'byte')}")
     return value - (1 << bits) if value >= (1 << (bits - 1)) else value
 
 

@@ -9,6 +9,7 @@ getters for v1/v2.
 from __future__ import annotations
 
 from ..record import Record
+from ..wording import plural
 from . import constants as C
 from .abi import Abi
 from .datawords import cfa_scale, s390x_regnum
@@ -86,7 +87,7 @@ def flex_rules(h: Header, fre: FRE) -> tuple[RegRule, RegRule | None, RegRule | 
     mask = (1 << (8 * fre.word_size)) - 1
     words = list(fre.words)
     if len(words) < 2:
-        raise ValueError(f"flex FRE with {len(words)} data word(s); the CFA rule needs 2")
+        raise ValueError(f"flex FRE with {plural(len(words), 'data word')}; the CFA rule needs 2")
     ctl, off = words[0] & mask, words[1]
     if not ctl & 1:
         raise ValueError("flex CFA rule is not register-based (reg_p clear)")
@@ -102,7 +103,7 @@ def flex_rules(h: Header, fre: FRE) -> tuple[RegRule, RegRule | None, RegRule | 
                 rule = RegRule(ctl >> 3 if ctl & 1 else None, off, bool(ctl & 2))
         rules.append(rule)
     if rest:
-        raise ValueError(f"flex FRE has {len(rest)} data word(s) left over")
+        raise ValueError(f"flex FRE has {plural(len(rest), 'data word')} left over")
     return cfa, rules[0], rules[1]
 
 

@@ -8,6 +8,7 @@ or a struct.error.
 from __future__ import annotations
 
 from ..errors import DecodeError
+from ..wording import plural
 
 
 class Reader:
@@ -24,7 +25,7 @@ class Reader:
         """Raise a located DecodeError unless [offset, offset+length) is inside the data."""
         if offset < 0 or length < 0 or offset + length > self.size:
             raise DecodeError(
-                f"{length} byte(s) needed at offset {offset:#x} but the section has "
+                f"{plural(length, 'byte')} needed at offset {offset:#x} but the section has "
                 f"{self.size:#x} bytes", offset, structure, field)
 
     def bytes(self, offset: int, length: int, structure: str, field: str) -> bytes:

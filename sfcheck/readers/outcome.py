@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..format.fre_rules import RegRule
+from ..wording import plural
 
 # Outcome kinds. "row": the reader answered with rules; the rest are its failures.
 ROW = "row"
@@ -30,7 +31,7 @@ class PastSection(Exception):
     """A read of bytes outside the section: their value is not known."""
 
     def __init__(self, offset: int, size: int, what: str) -> None:
-        super().__init__(f"reads {size} byte(s) at section offset {offset:#x} ({what}), "
+        super().__init__(f"reads {plural(size, 'byte')} at section offset {offset:#x} ({what}), "
                          "outside the section")
         self.offset = offset
 

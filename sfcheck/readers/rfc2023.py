@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..format import constants as C
 from ..format.fre_rules import RegRule
+from ..wording import plural
 from .outcome import EINVAL, PAST, REFUSED, ROW, UNINIT, Bytes, Outcome, PastSection, Uninit, wrap
 
 READER = "the 2023 RFC kernel reader"
@@ -175,7 +176,7 @@ def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
         fp_off = mem.sint(f, size, "FP offset")
         f += size
     if count:
-        return Outcome(EINVAL, f"FDE {index} FRE {last_j}: {count} offset(s) left over",
+        return Outcome(EINVAL, f"FDE {index} FRE {last_j}: {plural(count, 'offset')} left over",
                        index, last_j)
     if phantom:
         notes.insert(0, f"the FDE used is record {index}, past the table of "

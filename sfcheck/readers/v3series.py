@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..format import constants as C
 from ..format.abi import ABIS
 from ..format.fre_rules import RegRule
+from ..wording import plural
 from .outcome import DIV0, EFAULT, EINVAL, PAST, REFUSED, ROW, Bytes, Outcome, PastSection
 
 READER = "the kernel (V3 series)"
@@ -179,13 +180,13 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
         if not fp and rest:
             fp = rest.pop(0)
         if rest:
-            raise _Fault(EFAULT, f"FDE {i} FRE {j}: {len(rest)} data word(s) left over")
+            raise _Fault(EFAULT, f"FDE {i} FRE {j}: {plural(len(rest), 'data word')} left over")
         return cfa, RegRule(None, ra, True) if ra else None, RegRule(None, fp, True) if fp \
             else None
     if fde_type != C.FDE_TYPE_FLEX:
         raise _Fault(EFAULT, f"FDE {i}: FDE type {fde_type}")
     if len(rest) < 2:
-        raise _Fault(EFAULT, f"FDE {i} FRE {j}: flex FRE with {len(rest)} data word(s)")
+        raise _Fault(EFAULT, f"FDE {i} FRE {j}: flex FRE with {plural(len(rest), 'data word')}")
     mask = (1 << (8 * (1 << ((info >> 5) & 3)))) - 1
     ctl, off = rest.pop(0) & mask, rest.pop(0)
     out: list[RegRule | None] = []
@@ -200,7 +201,7 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
         out.append(None if not c and not o else RegRule(c >> 3 if c & 1 else None, o,
                                                         bool(c & 2)))
     if rest:
-        raise _Fault(EFAULT, f"FDE {i} FRE {j}: {len(rest)} data word(s) left over")
+        raise _Fault(EFAULT, f"FDE {i} FRE {j}: {plural(len(rest), 'data word')} left over")
     if not ctl & 1:
         raise _Fault(EINVAL, f"FDE {i} FRE {j}: CFA rule is not register-based")
     return RegRule(ctl >> 3, off, bool(ctl & 2)), out[0], out[1]

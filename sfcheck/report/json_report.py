@@ -13,7 +13,7 @@ from ..rules import RULES
 from . import ReportOptions
 from .summary import summarize
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: summary.archive_members and summary.archives
 SCHEMA_FILE = "sfcheck-result.schema.json"
 
 
@@ -47,7 +47,8 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
         "skipped": asdict(result.skipped),
         "unused_waivers": result.unused_waivers,
         "summary": {
-            "files_checked": s.files_checked, "with_sframe": s.with_sframe,
+            "files_checked": s.files_checked, "archive_members": s.archive_members,
+            "archives": s.archives, "with_sframe": s.with_sframe,
             "debug_only": s.debug_only,
             "without_sframe": s.without_sframe, "unreadable": s.unreadable,
             "versions": {str(v): n for v, n in s.versions.items()},

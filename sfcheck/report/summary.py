@@ -22,8 +22,9 @@ class RuleCount(Record):
 
 
 class Summary(Record):
-    __slots__ = ("files_checked", "with_sframe", "debug_only", "without_sframe", "unreadable",
-                 "skipped_non_elf", "skipped_links", "skipped_special", "versions",
+    __slots__ = ("files_checked", "archive_members", "archives", "with_sframe", "debug_only",
+                 "without_sframe", "unreadable", "skipped_non_elf", "skipped_links",
+                 "skipped_special", "versions",
                  "severities", "waived", "rules", "unused_waivers")
 
     def __init__(self, files_checked: int = 0, with_sframe: int = 0, debug_only: int = 0,
@@ -31,8 +32,10 @@ class Summary(Record):
                  skipped_links: int = 0, skipped_special: int = 0,
                  versions: dict[int, int] | None = None, severities: dict[str, int] | None = None,
                  waived: int = 0, rules: list[RuleCount] | None = None,
-                 unused_waivers: int = 0) -> None:
+                 unused_waivers: int = 0, archive_members: int = 0, archives: int = 0) -> None:
         self.files_checked = files_checked  # ELF images read (archive members included)
+        self.archive_members = archive_members  # ... of which members of an archive
+        self.archives = archives  # the archives those members came from
         self.with_sframe = with_sframe
         # separate debug files: .sframe headers without bytes (not counted above)
         self.debug_only = debug_only
@@ -55,11 +58,15 @@ def summarize(result: Result) -> Summary:
     versions: Counter[int] = Counter()
     severities: Counter[str] = Counter()
     rules: dict[str, RuleCount] = {}
+    archives: set[str] = set()
     for res in result.files:
         if res.error:
             s.unreadable += 1
             continue
         s.files_checked += 1
+        if res.package is not None:
+            s.archive_members += 1
+            archives.add(res.package)
         if res.sections and all(sec.nobits for sec in res.sections):
             s.debug_only += 1
         elif res.sections:
@@ -79,6 +86,7 @@ def summarize(result: Result) -> Summary:
                 s.waived += 1
             else:
                 severities[str(f.severity)] += 1
+    s.archives = len(archives)
     s.versions = dict(sorted(versions.items()))
     s.severities = {str(sev): severities[str(sev)] for sev in reversed(Severity)}
     order = {rid: i for i, rid in enumerate(RULES)}

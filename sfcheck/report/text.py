@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ..result import FileResult, Finding, Result, Severity
+from ..wording import plural
 from .escape import escape
-from .summary import producer, summarize
+from .summary import Summary, producer, summarize
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
@@ -35,14 +36,10 @@ def _order(f: Finding) -> tuple[int, str, int, int, int, str]:
             _NONE if loc.fde is None else loc.fde, _NONE if loc.fre is None else loc.fre, f.rule)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
-
-
 def counts_text(errors: int, warnings: int, infos: int, waived: int = 0) -> str:
     """The one wording of finding counts, used by the file line and the summary."""
-    text = ", ".join((_plural(errors, "error"), _plural(warnings, "warning"),
-                      _plural(infos, "info")))
+    text = ", ".join((plural(errors, "error"), plural(warnings, "warning"),
+                      plural(infos, "info", many="info")))
     return text + (f", {waived} waived" if waived else "")
 
 
@@ -87,7 +84,7 @@ def render_file(res: FileResult, out: TextIO, opts: ReportOptions,
         counts = Counter(f.severity for f in res.findings if f.waived is None)
         waived = sum(f.waived is not None for f in res.findings)
         versions = sorted({s.version for s in res.sections if s.version})
-        what = (f"{len(res.sections)} SFrame section(s)"
+        what = (plural(len(res.sections), "SFrame section")
                 + (f" (v{', v'.join(map(str, versions))})" if versions else ""))
         print(f"{escape(res.path)}: {what}: " + counts_text(
             counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO], waived),
@@ -106,11 +103,21 @@ def render_unused_waivers(result: Result, out: TextIO) -> None:
                      "matched no finding"), file=out)
 
 
+def _objects(s: Summary) -> str:
+    """What the objects checked are, when archives were expanded: `(2185 files, 7899
+    members of 12 archives)`."""
+    if not s.archive_members:
+        return ""
+    files = s.files_checked - s.archive_members
+    members = f"{plural(s.archive_members, 'member')} of {plural(s.archives, 'archive')}"
+    return f"  ({plural(files, 'file')}, {members})" if files else f"  ({members})"
+
+
 def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
                    skip: set[str]) -> None:
     """The table at the end of a multi-file scan."""
     s = summarize(result)
-    rows = [("files checked", s.files_checked),
+    rows = [("objects checked" if s.archive_members else "files checked", s.files_checked),
             ("  with SFrame", s.with_sframe),
             *((f"    v{v}", n) for v, n in s.versions.items()),
             ("  debug files (no data)", s.debug_only),
@@ -120,9 +127,9 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
             ("skipped: links", s.skipped_links),
             ("skipped: special files", s.skipped_special)]
     print("\nsfcheck summary", file=out)
-    for name, n in rows:
+    for i, (name, n) in enumerate(rows):
         if n or not name.startswith(("skipped: s", "  debug")):
-            print(f"  {name:<24}{n:>8}", file=out)
+            print(f"  {name:<24}{n:>8}" + (_objects(s) if i == 0 else ""), file=out)
     sev = s.severities
     print("  findings: " + counts_text(sev["error"], sev["warning"], sev["info"], s.waived)
           + (f" ({hidden} below --show {show} not listed; -I lists them)" if hidden else ""),
@@ -144,7 +151,7 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
     skip = collapsed(result, opts)
     hidden = sum(render_file(res, out, opts, skip) for res in result.files)
     if opts.single and hidden:
-        print(f"sfcheck: {hidden} finding(s) below --show {opts.show} not listed; "
+        print(f"sfcheck: {plural(hidden, 'finding')} below --show {opts.show} not listed; "
               "-I lists them", file=out)
     if opts.summary and not opts.single:
         render_summary(result, out, opts.show, hidden, skip)

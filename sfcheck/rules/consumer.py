@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..elf import ElfSFrameInfo
 from ..format.model import Header
 from ..profiles import Profile, flag_names
+from ..wording import plural
 from .context import SectionContext
 from .registry import rule
 
@@ -238,5 +239,5 @@ def check_reader_model(ctx: SectionContext, profile: Profile,
         r = MODEL_RULES[kind]
         if r.id not in profile.consumer:
             continue
-        more = f" (and {n - 1} more PC(s) of this FDE)" if n > 1 else ""
+        more = f" (and {plural(n - 1, 'more PC')} of this FDE)" if n > 1 else ""
         ctx.emit(r, d.message + more, fde=fde)

@@ -9,6 +9,7 @@ from operator import eq, itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
+from ..wording import plural
 from .registry import Rule
 
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
@@ -184,5 +185,5 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
                 first = next(f for f in self.findings if f.rule == rule_id)
                 self.findings.append(Finding(
                     rule_id, Severity(first.severity),
-                    f"{count - MAX_PER_RULE} more finding(s) of this rule not shown",
+                    f"{plural(count - MAX_PER_RULE, 'more finding')} of this rule not shown",
                     Location(self.path, self.name)))

@@ -16,6 +16,7 @@ from operator import add, and_, gt, itemgetter, le, lt
 
 from ..elf import ElfSFrameInfo
 from ..record import NamedTuple
+from ..wording import plural
 from .context import SectionContext, range_columns
 from .registry import rule
 
@@ -102,5 +103,5 @@ def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> None:
         shown = ", ".join(f"[{a:#x}, {b:#x})" for a, b in first)
         more = f" and {count - MAX_LISTED} more" if count > MAX_LISTED else ""
         ctx.emit(COVERAGE, f"PT_LOAD[{seg.index}] [{lo:#x}, {hi:#x}): {missing} of "
-                 f"{hi - lo} executable byte(s) ({100 * missing / (hi - lo):.1f}%) in "
-                 f"{count} range(s) no FDE covers: {shown}{more}")
+                 f"{plural(hi - lo, 'executable byte')} ({100 * missing / (hi - lo):.1f}%) in "
+                 f"{plural(count, 'range')} no FDE covers: {shown}{more}")

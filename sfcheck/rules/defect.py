@@ -278,6 +278,8 @@ def check_stubs_only(ctx: SectionContext, info: ElfSFrameInfo) -> bool:
     size = sum(t.end - t.start for t in code)
     names = ", ".join(sorted({t.name for t in code}))
     stub_names = ", ".join(sorted({t.name for t in stubs}))
-    ctx.emit(STUBS_ONLY, f"all {len(ctx.ranges)} FDE(s) are for {stub_names}; "
+    n = len(ctx.ranges)
+    fdes = "the only FDE is" if n == 1 else f"all {n} FDEs are"
+    ctx.emit(STUBS_ONLY, f"{fdes} for {stub_names}; "
              f"{size:#x} bytes of code ({names}) have none")
     return True

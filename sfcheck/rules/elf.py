@@ -9,6 +9,7 @@ from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSect
 from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
+from ..wording import plural
 from .context import SectionContext, range_columns
 from .defect import check_discarded
 from .registry import rule
@@ -188,8 +189,9 @@ def _check_segments(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection
         if nonzero is None:
             ctx.emit(SEGMENT_PADDED, f"p_filesz {seg.filesz:#x} > sh_size {sec.size:#x}")
         else:
-            ctx.emit(SEGMENT_TAIL, f"PT_GNU_SFRAME[{seg.index}] holds {len(tail)} bytes past "
-                     f"sh_size {sec.size:#x}, nonzero from +{nonzero:#x}",
+            ctx.emit(SEGMENT_TAIL, f"PT_GNU_SFRAME[{seg.index}] holds "
+                     f"{plural(len(tail), 'byte')} past sh_size {sec.size:#x}, nonzero from "
+                     f"+{nonzero:#x}",
                      offset=sec.size + nonzero)
 
 

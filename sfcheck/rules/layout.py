@@ -15,6 +15,7 @@ from operator import add, itemgetter, le
 
 from ..format import constants as C
 from ..format.model import Header
+from ..wording import plural
 from . import fde as F
 from .context import Ranges
 from .registry import rule
@@ -109,7 +110,7 @@ def check_layout(ctx, h: Header) -> int:
     if fdes_end > size:
         readable = max(0, (size - h.fdes_start) // h.fde_size)
         ctx.emit(FDE_ARRAY_BOUNDS, f"{n} FDEs of {h.fde_size} bytes end at {fdes_end:#x}, "
-                 f"the section has {size:#x} bytes ({readable} FDE(s) readable)", offset=8)
+                 f"the section has {size:#x} bytes ({plural(readable, 'FDE')} readable)", offset=8)
     elif h.fdeoff <= h.freoff and fdes_end > h.fres_start:
         ctx.emit(FDE_ARRAY_OVERLAP, f"FDE array ends at {fdes_end:#x}, FRE sub-section starts "
                  f"at {h.fres_start:#x}", offset=0x18)
@@ -125,7 +126,7 @@ def check_layout(ctx, h: Header) -> int:
 def check_totals(ctx, h: Header, total_fres: int, walked: int) -> None:
     """After a complete walk: the FDEs' FRE counts and bytes against the header."""
     if total_fres != h.num_fres:
-        ctx.emit(NUM_FRES, f"FDEs hold {total_fres} FREs, the header says {h.num_fres}",
+        ctx.emit(NUM_FRES, f"FDEs hold {plural(total_fres, 'FRE')}, the header says {h.num_fres}",
                  offset=0x0C)
     if walked != h.fre_len and h.fres_end <= len(ctx.data):
         ctx.emit(FRE_LEN, f"FRE blocks use {walked:#x} bytes, sfh_fre_len is "
@@ -137,7 +138,7 @@ def check_trailing(ctx, h: Header) -> None:
     tail = ctx.data[end:]
     if tail.strip(b"\0"):
         first = end + next(k for k, b in enumerate(tail) if b)
-        ctx.emit(TRAILING, f"{len(tail)} bytes follow the SFrame data, nonzero from "
+        ctx.emit(TRAILING, f"{plural(len(tail), 'byte')} follow the SFrame data, nonzero from "
                  f"{first:#x}" + (" (another SFrame section?)"
                                   if ctx.data[first:first + 2] in (C.MAGIC_LE, C.MAGIC_BE)
                                   else ""), offset=first)
@@ -237,5 +238,5 @@ def _check_gaps(ctx, h: Header, fdes_end: int, size: int) -> None:
         chunk = ctx.data[a:b]
         if chunk.strip(b"\0"):
             first = a + next(k for k, x in enumerate(chunk) if x)
-            ctx.emit(GAP_BYTES, f"{b - a} bytes in [{a:#x}, {b:#x}) belong to no header, "
+            ctx.emit(GAP_BYTES, f"{plural(b - a, 'byte')} in [{a:#x}, {b:#x}) belong to no header, "
                      f"FDE or FRE, nonzero from {first:#x}", offset=first)

@@ -18,6 +18,7 @@ from ...format.decode import Decoder
 from ...format.fre_blocks import FreBlocks, Tokens
 from ...format.model import FDE, Header
 from ...result import Severity
+from ...wording import plural
 from ..context import MAX_PER_RULE, SectionContext
 from ..registry import Rule as RuleDef
 from ..section import block_ends
@@ -81,7 +82,7 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
         return
     if ehs.limits:
         k = min(ehs.limits)
-        first.emit(OPAQUE, f"{len(ehs.limits)} .eh_frame FDE(s) not interpreted, first at "
+        first.emit(OPAQUE, f"{plural(len(ehs.limits), '.eh_frame FDE')} not interpreted, first at "
                    f".eh_frame+{ehs.offsets[k]:#x}: {ehs.limits[k]}")
     covered = array("q", [0]) * len(ehs)  # bytes of each eh FDE some SFrame FDE covers
     text = sorted((t.start, t.end, t.name) for t in view.text_ranges)
@@ -126,7 +127,8 @@ def _cross_check(ctxs: Sequence[SectionContext], headers: Sequence[Header | None
                 first.emit(NO_SFRAME_FDE, f"{where} has no SFrame FDE")
         else:
             first.emit_as(NO_SFRAME_FDE, Severity.WARNING,
-                          f"{where}: only {got} of its {size} bytes are covered by SFrame FDEs")
+                          f"{where}: only {got} of its {plural(size, 'byte')} are covered by "
+                          "SFrame FDEs")
 
 
 def _single_overlaps(eh_starts: Sequence[int], eh_ends: Sequence[int], starts: Sequence[int],
@@ -427,7 +429,7 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
         gaps.append((cursor, end))
     if gaps and fde.size and not _count_only(ctx, NO_EH_FDE):
         a, b = gaps[0]
-        more = f" (and {len(gaps) - 1} more range(s))" if len(gaps) > 1 else ""
+        more = f" (and {plural(len(gaps) - 1, 'more range')})" if len(gaps) > 1 else ""
         ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "
                  f"FDE{more}", fde=i, pc=start)
     limited = [e for e in overlaps if e.limit]
@@ -440,7 +442,8 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
     opaque: list[str] = []
     compare_fde(i, start, fde.size, fde, h, abi, overlaps, budget, mism, opaque)
     if opaque:
-        ctx.emit(OPAQUE, f"{len(opaque)} PC range(s) not compared: {opaque[0]}", fde=i, pc=start)
+        ctx.emit(OPAQUE, f"{plural(len(opaque), 'PC range')} not compared: {opaque[0]}",
+                 fde=i, pc=start)
     generic = {"CFA": CFA_MISMATCH, "RA": RA_MISMATCH, "FP": FP_MISMATCH}
     for kind in ("CFA", "RA", "FP"):
         m = mism.get(kind)
@@ -450,9 +453,9 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
         show = show_cfa if kind == "CFA" else show_slot
         a, b = m.first
         fre_pc = start + fde.fres[m.fre].start if m.fre is not None else None
-        detail = (f"{kind} differs from .eh_frame at {m.ranges} PC range(s), {m.nbytes} "
-                  f"byte(s); first [{a:#x}, {b:#x}): SFrame {show(abi, m.sframe)}, "
-                  f".eh_frame {show(abi, m.eh)}")
+        detail = (f"{kind} differs from .eh_frame at {plural(m.ranges, 'PC range')}, "
+                  f"{plural(m.nbytes, 'byte')}; first [{a:#x}, {b:#x}): "
+                  f"SFrame {show(abi, m.sframe)}, .eh_frame {show(abi, m.eh)}")
         if claimed:
             r, note = claimed
             ctx.emit(r, f"{note}: {detail}", fde=i, pc=start, fre=m.fre, fre_pc=fre_pc)
