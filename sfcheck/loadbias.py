@@ -2,10 +2,11 @@
 
 A file may be mapped more than once: the loader's mappings, plus any the program made itself
 (a page of its own executable mapped to read its headers, at whatever address mmap chose).
-The bias comes from a mapping of the page that holds the first PT_LOAD's file offset (offset
-0 for any ordinary file), as gdb finds it; when several mappings hold that page, the one the
-other PT_LOAD segments line up with wins (each segment's page mapped at bias + its address,
-at its file offset), then `prefer` (the executable's AT_ENTRY - e_entry), then the lowest.
+The bias comes from a mapping of the page that holds the first PT_LOAD's file offset
+(offset 0 for any ordinary file; the next PT_LOAD's when that page is not listed), as gdb
+finds it. When several mappings hold that page, the one the other PT_LOAD segments line up
+with wins (each segment mapped at bias + its address, at its file offset), then `prefer`
+(the executable's AT_ENTRY - e_entry), then the lowest.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ def _lines_up(seg: Segment, bias: int, maps: Sequence[Mapped]) -> bool:
 
 def load_bias(segments: Sequence[Segment], maps: Sequence[Mapped],
               prefer: int | None = None) -> int | None:
-    """runtime - link-time address, or None when no mapping holds the first PT_LOAD."""
-    if not segments:
-        return None
-    first = min(segments, key=lambda s: s.offset)
-    candidates = [m.start + (first.offset - m.offset) - first.vaddr for m in maps
-                  if m.offset <= first.offset < m.offset + (m.end - m.start)]
+    """runtime - link-time address, or None when no mapping holds any PT_LOAD's offset."""
+    candidates: list[int] = []
+    for seg in sorted(segments, key=lambda s: s.offset):  # the first one some mapping holds
+        candidates = [m.start + (seg.offset - m.offset) - seg.vaddr for m in maps
+                      if m.offset <= seg.offset < m.offset + (m.end - m.start)]
+        if candidates:
+            break
     if not candidates:
         return None
 
