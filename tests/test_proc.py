@@ -420,3 +420,15 @@ def test_overwritten_64_mib_section_stays_small(progs, tmp_path) -> None:
         "offset 0x0" and rep["differs"]
     assert rss and rss[0] < 300 << 20, rss
     print(f"64 MiB overwritten section: peak RSS {rss[0] >> 20} MiB")
+
+
+def test_mapped_names_are_escaped(progs, tmp_path, capsys) -> None:
+    """/proc/PID/maps escapes only a newline in a path: ESC and bidi overrides in a mapped
+    file's name must not reach the terminal."""
+    bad = tmp_path / "lib\x1b[31m\u202eos.so"
+    bad.write_bytes(b"\x7fELF" + b"\xff" * 60)
+    with running(progs["sframe"], "map", str(bad)) as pid:
+        assert main(["proc", str(pid)]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path}/lib\\x1b[31m\\u202eos.so: error: " in out
+    assert "\x1b" not in out and "\u202e" not in out

@@ -390,3 +390,21 @@ def test_million_file_mappings_stay_bounded(tmp_path: Path) -> None:
             assert got["modules_omitted"] == MAX_FILE_MAPPINGS - cli.MAX_JSON_MODULES
             assert got["mappings_dropped"] == n - MAX_FILE_MAPPINGS
         print(f"1M NT_FILE entries, json={json_out}: peak RSS {rss >> 20} MiB")
+
+
+def test_paths_from_the_core_are_escaped(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A mapped path with a newline cannot forge a summary line; ESC and bidi overrides
+    (U+202E) and line separators (U+2028) do not reach the terminal (issue 24)."""
+    evil = "/lib/evil\nSummary: 9 thread(s) walked\x1b[31m\u2028\u202e.so"
+    core = tmp_path / "core"
+    core.write_bytes(core_bytes(prstatus(7, 0x10010, STACK)
+                                + nt_file([(0x10000, 0x11000, 0, evil)]),
+                                [(STACK, bytes(64))]))
+    status, out, err = _run(["--core", str(core)], capsys)
+    escaped = "/lib/evil\\x0aSummary: 9 thread(s) walked\\x1b[31m\\u2028\\u202e.so"
+    assert f"#0  0x0000000000010010 in ?? ({escaped})\n" in out
+    assert f"warning: {escaped}: file not found" in err
+    assert not any(x.startswith("Summary: 9") for x in out.splitlines())
+    for text in (out, err):
+        assert not set(text) & {"\x1b", "\u2028", "\u202e"}
