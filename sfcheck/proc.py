@@ -221,6 +221,8 @@ def _layout(rep: ObjectReport, data: bytes | mmap.mmap, mine: list[Mapping],
     rep.texts = [(bias + s.vaddr, bias + s.vaddr + s.memsz)
                  for s in info.load_segments if s.flags & 1]
     if not info.sframe_segments:
+        # kernel/unwind/user.c (V3 series): a failed SFrame lookup (-ENOENT) tries the
+        # frame-pointer unwinder next.
         rep.notes.append("no PT_GNU_SFRAME: nothing to register; for PCs in this object the "
                          "kernel's unwinder falls back to frame pointers (stacks through it "
                          "are right only where it keeps them)")
@@ -294,7 +296,8 @@ def render_text(scan: ProcScan) -> list[str]:
             continue
         if not r.sframe:
             lines.append(f"{head} no SFrame: the kernel's unwinder falls back to frame "
-                         "pointers in it")
+                         "pointers in it (stacks through it are right only where it keeps "
+                         "frame pointers)")
             continue
         verdict = "registers" if r.registers else "registration fails"
         version = f"v{r.version}" if r.version is not None else "(version unknown: memory " \

@@ -116,6 +116,7 @@ def open_mem(pid: int) -> int:
     except FileNotFoundError:
         raise ProcError(f"no process {pid}") from None
     except OSError as exc:
+        check_readable(pid)  # it exited or became a zombie meanwhile: say that instead
         raise ProcError(f"cannot read the memory of process {pid} ({exc.strerror}): run as "
                         "its owner with ptrace permission (see kernel.yama.ptrace_scope) or "
                         "as root") from None

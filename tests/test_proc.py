@@ -110,7 +110,9 @@ def test_pie_without_sframe(progs, capsys) -> None:
         assert main(["proc", str(pid)]) == 0
         out = capsys.readouterr().out
     assert f"{progs['plain']}: no SFrame: the kernel's unwinder falls back to frame " \
-        "pointers in it" in out
+        "pointers in it (stacks through it are right only where it keeps frame pointers)\n" \
+        in out
+    assert "frame pointers only" not in out
     assert f"process {pid}:" in out and "0 with SFrame" in out
 
 
@@ -432,3 +434,28 @@ def test_mapped_names_are_escaped(progs, tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert f"{tmp_path}/lib\\x1b[31m\\u202eos.so: error: " in out
     assert "\x1b" not in out and "\u202e" not in out
+
+
+def test_process_turning_zombie_before_the_memory_is_opened(monkeypatch, capsys) -> None:
+    """The target exits between the state check and the open of /proc/PID/mem (ESRCH): the
+    error says it is a zombie, not that permission is missing."""
+    import sfcheck.procfs as F
+
+    proc = subprocess.Popen(["sleep", "60"])
+    real = F.os.open
+
+    def exit_first(path, *args, **kw):
+        if str(path).endswith("/mem") and proc.poll() is None:
+            os.kill(proc.pid, 9)
+            while (t := F.task(proc.pid)) is not None and t.state != "Z":
+                time.sleep(0.01)
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(F.os, "open", exit_first)
+    try:
+        status = main(["proc", str(proc.pid)])
+    finally:
+        monkeypatch.undo()
+        proc.wait()
+    err = capsys.readouterr().err
+    assert status == 2 and "is a zombie" in err and "ptrace" not in err, err
