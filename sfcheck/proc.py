@@ -74,13 +74,13 @@ class ObjectReport:
 
 @dataclass
 class ProcScan:
-    """What `examine` found: one report per ELF object, how many non-ELF files are mapped,
-    and whether the process exited before everything was read (the reports are then
-    incomplete: memory read after the exit reads as nothing)."""
+    """What `examine` found: one report per object (a file mapped executable), how many
+    files are mapped as data only, and whether the process exited before everything was
+    read (the reports are then incomplete: memory read after the exit reads as nothing)."""
 
     pid: int
     reports: list[ObjectReport]
-    not_elf: int = 0
+    data_files: int = 0
     exited: bool = False
 
 
@@ -115,7 +115,8 @@ def _containing(maps: list[Mapping], lo: int, hi: int) -> list[Mapping]:
 
 
 def examine(pid: int, profile: str = "kernel") -> ProcScan:
-    """One report per file-backed ELF object mapped into process `pid`."""
+    """One report per file mapped executable into process `pid` (an object: the kernel
+    registers SFrame only for code)."""
     was = check_readable(pid)
     maps = read_maps(pid)
     fd = open_mem(pid)  # fail fast (exit 2) before loading the checker
@@ -126,6 +127,11 @@ def examine(pid: int, profile: str = "kernel") -> ProcScan:
     scan = ProcScan(pid, [])
     try:
         for path, mine in by_path.items():
+            if not any(m.executable for m in mine):
+                # No code from it (locale archives, caches, an ELF file read as data): the
+                # kernel registers nothing for it, and it is neither opened nor copied.
+                scan.data_files += 1
+                continue
             deleted = is_deleted(mine[0])
             rep = ObjectReport(path[:-len(DELETED)] if deleted else path, deleted=deleted)
             try:
@@ -137,11 +143,7 @@ def examine(pid: int, profile: str = "kernel") -> ProcScan:
                 rep.error = str(exc)
                 scan.reports.append(rep)
                 continue
-            if data[:4] != b"\x7fELF":
-                if not any(m.executable for m in mine):
-                    scan.not_elf += 1  # locale archives, fonts, caches: not objects
-                    continue
-                # Code is mapped from it: it was an object (truncated or rewritten since?)
+            if data[:4] != b"\x7fELF":  # code is mapped from it: truncated or rewritten?
                 rep.error = (f"mapped executable, but the file is not ELF now ({len(data)} "
                              "bytes): changed since it was mapped")
             scan.reports.append(rep)
@@ -324,7 +326,7 @@ def _summary(scan: ProcScan) -> str:
     extra = [f"{n} {what}" for n, what in (
         (sum(r.deleted for r in reports), "deleted since mapped"),
         (sum(bool(r.error) for r in reports), "that could not be examined"),
-        (scan.not_elf, "non-ELF file(s) not counted")) if n]
+        (scan.data_files, "file(s) mapped as data only, not counted")) if n]
     return (f"process {scan.pid}: {len(reports)} object(s), {len(with_sf)} with SFrame, "
             f"{sum(r.registers for r in with_sf)} would register, "
             f"{sum(1 for r in with_sf if r.errors)} with kernel-profile errors, "
@@ -346,7 +348,7 @@ def cmd_proc(args: argparse.Namespace) -> int:
         print(f"sfcheck proc: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        print(json.dumps({"pid": args.pid, "exited": scan.exited, "not_elf": scan.not_elf,
+        print(json.dumps({"pid": args.pid, "exited": scan.exited, "data_files": scan.data_files,
                           "objects": [asdict(r) | {"errors": r.errors} for r in scan.reports]},
                          indent=1))
     else:

@@ -433,3 +433,16 @@ def test_process_turning_zombie_before_the_memory_is_opened(monkeypatch, capsys)
         proc.wait()
     err = capsys.readouterr().err
     assert status == 2 and "is a zombie" in err and "ptrace" not in err, err
+
+
+def test_files_mapped_as_data_are_counted_not_read(progs, tmp_path, capsys) -> None:
+    """A 4 GiB file mapped read-only (a database's cache, shared memory) is no object: the
+    kernel registers nothing for it; it is counted, neither copied nor an error."""
+    big = tmp_path / "cache.db"
+    with open(big, "wb") as f:
+        f.truncate(4 << 30)
+    with running(progs["plain"], "mapdata", str(big)) as pid:
+        assert main(["proc", str(pid)]) == 0
+    out = capsys.readouterr().out
+    assert str(big) not in out
+    assert out.rstrip().endswith(", 1 file(s) mapped as data only, not counted"), out

@@ -6,8 +6,11 @@
    PT_GNU_SFRAME: they stay mapped but every read of them fails (EIO, SIGBUS in the process).
    argv[1] == "churn" LIB: load LIB, then shrink it to nothing and write it back, over and over,
    until stdin has a byte (the file a library upgrade or a log rotation changes under a reader).
-   argv[1] == "map" FILE: map FILE read-only (any file: it need not be a loadable object).
-   argv[1] == "mapflip" FILE: map FILE privately and flip every byte after its first page. */
+   argv[1] == "map" FILE: map FILE readable and executable (any file: it need not be a
+   loadable object; executable, so that it counts as code).
+   argv[1] == "mapflip" FILE: the same, private and writable too, with every byte after its
+   first page flipped.
+   argv[1] == "mapdata" FILE: map FILE read-only (data: a cache, a locale archive). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -85,11 +88,13 @@ int main(int argc, char **argv)
 		    mmap((void *)lo, hi - lo, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 			return 4;
 	}
-	if (argc > 2 && (!strcmp(argv[1], "map") || !strcmp(argv[1], "mapflip"))) {
+	if (argc > 2 && (!strcmp(argv[1], "map") || !strcmp(argv[1], "mapflip") ||
+			 !strcmp(argv[1], "mapdata"))) {
 		int fd = open(argv[2], O_RDONLY);
 		off_t size = lseek(fd, 0, SEEK_END);
 		int flip = !strcmp(argv[1], "mapflip");
-		unsigned char *p = mmap(NULL, size, PROT_READ | (flip ? PROT_WRITE : 0), MAP_PRIVATE,
+		int prot = PROT_READ | (strcmp(argv[1], "mapdata") ? PROT_EXEC : 0);
+		unsigned char *p = mmap(NULL, size, prot | (flip ? PROT_WRITE : 0), MAP_PRIVATE,
 					fd, 0);
 		if (fd < 0 || p == MAP_FAILED)
 			return 4;
