@@ -408,3 +408,24 @@ def test_paths_from_the_core_are_escaped(tmp_path: Path,
     assert not any(x.startswith("Summary: 9") for x in out.splitlines())
     for text in (out, err):
         assert not set(text) & {"\x1b", "\u2028", "\u202e"}
+
+
+def test_summary_does_not_say_a_file_with_sframe_has_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PC in the padding between two functions of exe_pie (no FDE covers it): the walk
+    stops there, and the summary says the file has SFrame but no FDE for that PC."""
+    info = load_elf(PIE)
+    sec = info.sections[0]
+    tab = SFrameTable(sec.data, sec.vma, 0, [(r.start, r.end) for r in info.text_ranges])
+    spans = sorted((s, e) for s, e, _k in tab._index)
+    gap = next(e for (_s, e), (s2, _e2) in zip(spans, spans[1:], strict=False) if e < s2)
+    core = _pie_core(tmp_path, True, [])
+    blob = bytearray(core.read_bytes())
+    old = (PIE_BIAS + _pie_main()).to_bytes(8, "little")
+    at = blob.index(old)  # rip in the NT_PRSTATUS note (the stack holds main + 1)
+    blob[at:at + 8] = (PIE_BIAS + gap).to_bytes(8, "little")
+    core.write_bytes(bytes(blob))
+    status, out, _ = _run(["--core", str(core)], capsys)
+    assert status == 0
+    assert out.rstrip().endswith(f"1 stopped in code without SFrame ({PIE} [has SFrame, but "
+                                 "no FDE for that PC]), 0 stopped on an error"), out

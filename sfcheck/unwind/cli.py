@@ -291,6 +291,8 @@ def _summary(walked: Sequence[_Walked], modules: _Modules) -> dict[str, Any]:
         if w.stop.reason is StopReason.NO_FDE:
             mod = _module_of(modules, w.stop.pc)
             path = mod.path if mod else "no mapped file"
+            if mod is not None and mod.tables:  # not to be blamed for having no SFrame
+                path += " [has SFrame, but no FDE for that PC]"
             no_sframe[path] = no_sframe.get(path, 0) + 1
     return {
         "threads": len(walked),
