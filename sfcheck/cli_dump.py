@@ -142,7 +142,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
                 out.note(path, f"section {name} is empty: no SFrame data")
                 continue
             try:
-                for chunk in dump_chunks(data, vma, name):  # thousands of lines a write
+                # The name is the file's (its string table): escaped like a path.
+                for chunk in dump_chunks(data, vma, escape(name)):  # thousands of lines a write
                     sys.stdout.write(chunk)
                     sys.stdout.write("\n")
             except DecodeError as exc:

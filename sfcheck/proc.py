@@ -9,6 +9,11 @@ text range in exactly one executable mapping (an mprotect that splits it breaks
 registration), and no two registered text ranges may overlap or touch (the maple tree's
 end is inclusive). The bytes in memory are compared with the file's and checked under the
 `kernel` profile.
+
+The process is live and may be hostile: each mapped file is read as a sealed private copy
+(sfcheck/filesnap.py: a file it shrinks under us cannot SIGBUS us), a deleted one through
+/proc/PID/map_files, memory that cannot be read is an outcome of its own, and an exit during
+the read is said as such (exit 3) instead of passing for results.
 """
 
 from __future__ import annotations
@@ -22,32 +27,27 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .elf import ElfError, ElfSFrameInfo, load_elf
-from .fileio import InputFileError, map_regular
+from .loadbias import Mapped, Segment, load_bias
+from .procfs import (
+    DELETED,
+    Mapping,
+    ProcError,
+    check_readable,
+    exited,
+    is_deleted,
+    mapped_file,
+    open_mem,
+    parse_maps,
+    read_maps,
+    read_mem,
+)
+from .report.escape import escape
 
-PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+__all__ = ["Mapping", "ObjectReport", "ProcError", "ProcScan", "examine", "parse_maps"]
+
 MAX_SECTION = 256 << 20  # never read more than this from /proc/PID/mem for one section
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class ProcError(Exception):
-    """The process cannot be read (gone, not permitted): a one-line error, exit 2."""
-
-
-@dataclass(frozen=True)
-class Mapping:
-    start: int
-    end: int
-    perms: str
-    offset: int
-    path: str
-
-    @property
-    def readable(self) -> bool:
-        return self.perms[:1] == "r"
-
-    @property
-    def executable(self) -> bool:
-        return self.perms[2:3] == "x"
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_EXITED = 0, 1, 2, 3
+_COMPARE_CHUNK = 1 << 16
 
 
 @dataclass
@@ -60,76 +60,53 @@ class ObjectReport:
     texts: list[tuple[int, int]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # registration would fail: why
     notes: list[str] = field(default_factory=list)
-    memory: str = ""  # "same as file" | "differs ..." | "not read"
+    memory: str = ""  # "same as file" | "differs ..." | "unreadable at ..."
+    differs: bool = False  # the mapped section is not the file's (other bytes or shorter)
     findings: list[dict[str, Any]] = field(default_factory=list)  # kernel profile, as mapped
     registers: bool = False
-    error: str = ""
+    deleted: bool = False  # the file was unlinked (or replaced) after it was mapped
+    error: str = ""  # the object could not be examined: why
 
     @property
     def errors(self) -> int:
         return sum(1 for f in self.findings if f["severity"] == "error")
 
 
-def parse_maps(text: str) -> list[Mapping]:
-    out = []
-    for line in text.splitlines():
-        parts = line.split(None, 5)
-        if len(parts) < 5:
+@dataclass
+class ProcScan:
+    """What `examine` found: one report per object (a file mapped executable), how many
+    files are mapped as data only, and whether the process exited before everything was
+    read (the reports are then incomplete: memory read after the exit reads as nothing)."""
+
+    pid: int
+    reports: list[ObjectReport]
+    data_files: int = 0
+    exited: bool = False
+
+
+def compare(mem: bytes | bytearray, filed: Any) -> tuple[int, int | None]:
+    """(bytes that differ, offset of the first) over the common length, in O(1) memory:
+    chunk by chunk, a differing chunk XORed as one integer."""
+    n = min(len(mem), len(filed))
+    a, b = memoryview(mem)[:n], memoryview(filed)[:n]
+    count, first = 0, None
+    for off in range(0, n, _COMPARE_CHUNK):
+        x, y = a[off:off + _COMPARE_CHUNK], b[off:off + _COMPARE_CHUNK]
+        if x == y:
             continue
-        lo, _, hi = parts[0].partition("-")
-        try:
-            out.append(Mapping(int(lo, 16), int(hi, 16), parts[1], int(parts[2], 16),
-                               parts[5].strip() if len(parts) > 5 else ""))
-        except ValueError:
-            continue
-    return out
-
-
-def read_maps(pid: int) -> list[Mapping]:
-    try:
-        with open(f"/proc/{pid}/maps") as fh:
-            return parse_maps(fh.read())
-    except FileNotFoundError:
-        raise ProcError(f"no process {pid}") from None
-    except OSError as exc:
-        raise ProcError(f"cannot read /proc/{pid}/maps: {exc.strerror}") from None
-
-
-def _open_mem(pid: int) -> int:
-    try:
-        return os.open(f"/proc/{pid}/mem", os.O_RDONLY)
-    except FileNotFoundError:
-        raise ProcError(f"no process {pid}") from None
-    except OSError as exc:
-        raise ProcError(f"cannot read the memory of process {pid} ({exc.strerror}): run as "
-                        "its owner with ptrace permission (see kernel.yama.ptrace_scope) or "
-                        "as root") from None
-
-
-def _file_bytes(pid: int, m: Mapping) -> bytes | mmap.mmap:
-    """The mapped file, mapped read-only (never read whole; regular files only, opened
-    without blocking): through /proc/PID/map_files (the very file mapped, even if
-    replaced or deleted since), else by its path."""
-    for p in (f"/proc/{pid}/map_files/{m.start:x}-{m.end:x}", m.path):
-        try:
-            return map_regular(p)
-        except InputFileError:
-            continue
-    raise OSError(f"cannot open {m.path}")
+        xor = (int.from_bytes(x, "little") ^ int.from_bytes(y, "little")).to_bytes(len(x),
+                                                                                "little")
+        count += len(xor) - xor.count(0)
+        if first is None:
+            first = off + len(xor) - len(xor.lstrip(b"\0"))
+    return count, first
 
 
 def _bias(info: ElfSFrameInfo, maps: list[Mapping]) -> int | None:
-    """Load bias: the mapping of the first PT_LOAD's page at its file offset."""
     if info.e_type == "ET_EXEC":
         return 0
-    if not info.load_segments:
-        return None
-    first = min(info.load_segments, key=lambda s: s.vaddr)
-    off = first.offset - first.offset % PAGE
-    for m in sorted(maps, key=lambda m: m.start):
-        if m.offset == off:
-            return m.start - (first.vaddr - first.vaddr % PAGE)
-    return None
+    return load_bias([Segment(s.vaddr, s.offset) for s in info.load_segments],
+                     [Mapped(m.start, m.end, m.offset) for m in maps])
 
 
 def _containing(maps: list[Mapping], lo: int, hi: int) -> list[Mapping]:
@@ -137,97 +114,165 @@ def _containing(maps: list[Mapping], lo: int, hi: int) -> list[Mapping]:
     return [m for m in maps if m.start < hi and lo < m.end]
 
 
-def _read_mem(fd: int, lo: int, size: int) -> bytes | None:
-    try:
-        return os.pread(fd, size, lo)
-    except OSError:
-        return None
-
-
-def examine(pid: int, profile: str = "kernel") -> list[ObjectReport]:
-    """One report per file-backed ELF object mapped into process `pid`."""
+def examine(pid: int, profile: str = "kernel") -> ProcScan:
+    """One report per file mapped executable into process `pid` (an object: the kernel
+    registers SFrame only for code)."""
+    was = check_readable(pid)
     maps = read_maps(pid)
-    fd = _open_mem(pid)  # fail fast (exit 2) before loading the checker
+    fd = open_mem(pid)  # fail fast (exit 2) before loading the checker
+    by_path: dict[str, list[Mapping]] = {}
+    for m in maps:
+        if m.path.startswith("/"):
+            by_path.setdefault(m.path, []).append(m)
+    scan = ProcScan(pid, [])
+    try:
+        for path, mine in by_path.items():
+            if not any(m.executable for m in mine):
+                # No code from it (locale archives, caches, an ELF file read as data): the
+                # kernel registers nothing for it, and it is neither opened nor copied.
+                scan.data_files += 1
+                continue
+            deleted = is_deleted(mine[0])
+            rep = ObjectReport(path[:-len(DELETED)] if deleted else path, deleted=deleted)
+            try:
+                data = mapped_file(pid, mine[0], deleted)
+            except ProcError as exc:
+                if exited(pid, was):
+                    scan.exited = True
+                    break
+                rep.error = str(exc)
+                scan.reports.append(rep)
+                continue
+            if data[:4] != b"\x7fELF":  # code is mapped from it: truncated or rewritten?
+                rep.error = (f"mapped executable, but the file is not ELF now ({len(data)} "
+                             "bytes): changed since it was mapped")
+            scan.reports.append(rep)
+            if rep.error:
+                continue
+            if not _object(rep, data, mine, maps, fd, profile) and exited(pid, was):
+                scan.exited = True
+                break
+        _overlaps(scan.reports)
+    finally:
+        os.close(fd)
+    scan.exited = scan.exited or exited(pid, was)
+    for rep in scan.reports:
+        rep.registers = rep.sframe and not rep.problems and not rep.error
+    return scan
+
+
+def _object(rep: ObjectReport, data: bytes | mmap.mmap, mine: list[Mapping],
+            maps: list[Mapping], fd: int, profile: str) -> bool:
+    """Fill `rep` for one ELF object; False when its memory could not be read whole."""
+    seg = _layout(rep, data, mine, maps)
+    if seg is None or rep.sframe_range is None:
+        return True
+    _release(data)  # load_elf copied what it needed: the section need not stay resident twice
+    lo, hi = rep.sframe_range
+    size = min(hi - lo, MAX_SECTION)
+    mem, why = read_mem(fd, lo, size)
+    if len(mem) > 2 and mem[:2] in (b"\xe2\xde", b"\xde\xe2"):
+        rep.version = mem[2]
+    if why:
+        at = lo + len(mem)
+        rep.memory = f"unreadable at {at:#x} ({why})"
+        rep.problems.append(f"memory unreadable at {at:#x} ({why}): the kernel's reads of the "
+                            "section fault there too (registration fails, or the first lookup "
+                            "that reaches it drops the section); kernel profile not run")
+        return False
+    filed = memoryview(data)[seg.offset:seg.offset + min(seg.filesz, size)]
+    count, first = compare(mem, filed)
+    short = len(mem) < len(filed)
+    rep.differs = bool(count) or short
+    parts = []
+    if count:
+        parts.append(f"differs from the file in {count} byte(s), first at section offset "
+                     f"{first:#x}")
+    if short:
+        parts.append(f"shorter than the file's ({len(mem)} of {len(filed)} bytes)")
+    rep.memory = "; ".join(parts) or "same as file"
+    filed.release()
+    _release(data)
+    _profile(rep, mem, lo, profile)
+    return True
+
+
+def _release(data: bytes | mmap.mmap) -> None:
+    """Drop the pages of a mapped snapshot from our RSS (the memfd keeps them; a later read
+    maps them back): a large section is then never resident as file, copy and memory at
+    once."""
+    if isinstance(data, mmap.mmap):
+        data.madvise(mmap.MADV_DONTNEED)
+
+
+def _layout(rep: ObjectReport, data: bytes | mmap.mmap, mine: list[Mapping],
+            maps: list[Mapping]) -> Any:
+    """Bias, text ranges, sframe range and the registration checks that need only the file
+    and the maps; the PT_GNU_SFRAME segment, or None when there is nothing more to do (the
+    parsed file, with its copy of the section, is dropped on return)."""
+    try:
+        info = load_elf(data, name=rep.path)
+    except ElfError as exc:
+        rep.error = str(exc)
+        return None
+    bias = _bias(info, mine)
+    if bias is None:
+        rep.error = "cannot tell where the file is loaded (no mapping of its first PT_LOAD)"
+        return None
+    rep.bias = bias
+    rep.texts = [(bias + s.vaddr, bias + s.vaddr + s.memsz)
+                 for s in info.load_segments if s.flags & 1]
+    if not info.sframe_segments:
+        # kernel/unwind/user.c (V3 series): a failed SFrame lookup (-ENOENT) tries the
+        # frame-pointer unwinder next.
+        rep.notes.append("no PT_GNU_SFRAME: nothing to register; for PCs in this object the "
+                         "kernel's unwinder falls back to frame pointers (stacks through it "
+                         "are right only where it keeps them)")
+        return None
+    rep.sframe = True
+    seg = info.sframe_segments[0]
+    rep.sframe_range = (bias + seg.vaddr, bias + seg.vaddr + seg.memsz)
+    _registration(rep, info, seg, maps)
+    return seg
+
+
+def _registration(rep: ObjectReport, info: ElfSFrameInfo, seg: Any,
+                  maps: list[Mapping]) -> None:
+    assert rep.sframe_range is not None
+    lo, hi = rep.sframe_range
+    if not any(ld.vaddr <= seg.vaddr and seg.vaddr + seg.memsz <= ld.vaddr + ld.memsz
+               for ld in info.load_segments):
+        rep.problems.append("PT_GNU_SFRAME is not inside a PT_LOAD segment")
+    where = _containing(maps, lo, hi)
+    if len(where) != 1:
+        rep.problems.append(f"sframe range [{lo:#x}, {hi:#x}) spans {len(where)} "
+                            "mappings (sframe_add_section needs one)")
+    elif not where[0].readable:
+        rep.problems.append(f"sframe range [{lo:#x}, {hi:#x}) is in an unreadable "
+                            f"mapping ({where[0].perms}): the first lookup faults and "
+                            "the section is dropped")
+    for tlo, thi in rep.texts:
+        ex = _containing(maps, tlo, thi)
+        if len(ex) != 1 or not ex[0].executable or ex[0].end < thi:
+            got = ", ".join(f"{m.start:#x}-{m.end:#x} {m.perms}" for m in ex) or "none"
+            rep.problems.append(
+                f"text [{tlo:#x}, {thi:#x}) is not inside exactly one executable "
+                f"mapping ({got}): an mprotect split or an unmapped part")
+
+
+def _profile(rep: ObjectReport, mem: bytes | bytearray, lo: int, profile: str) -> None:
+    """The `profile` checks and the V3 series' registration on the bytes as mapped."""
     from .checker import Options, check_section_bytes
     from .readers import v3series
     from .readers.outcome import Outcome
 
-    by_path: dict[str, list[Mapping]] = {}
-    for m in maps:
-        if m.path.startswith("/") and not m.path.endswith(" (deleted)"):
-            by_path.setdefault(m.path, []).append(m)
-    reports = []
-    try:
-        for path, mine in by_path.items():
-            rep = ObjectReport(path)
-            reports.append(rep)
-            try:
-                data = _file_bytes(pid, mine[0])
-                info = load_elf(data, name=path)
-            except (OSError, ElfError) as exc:
-                if isinstance(exc, ElfError) and data[:4] != b"\x7fELF":
-                    reports.pop()  # not ELF (locale archives, fonts, caches): not an object
-                else:
-                    rep.error = str(exc)
-                continue
-            bias = _bias(info, mine)
-            if bias is None:
-                rep.error = "cannot tell where the file is loaded"
-                continue
-            rep.bias = bias
-            rep.texts = [(bias + s.vaddr, bias + s.vaddr + s.memsz)
-                         for s in info.load_segments if s.flags & 1]
-            if not info.sframe_segments:
-                rep.notes.append("no PT_GNU_SFRAME: nothing to register (frame pointers only)")
-                continue
-            rep.sframe = True
-            seg = info.sframe_segments[0]
-            lo, hi = bias + seg.vaddr, bias + seg.vaddr + seg.memsz
-            rep.sframe_range = (lo, hi)
-            if not any(ld.vaddr <= seg.vaddr and seg.vaddr + seg.memsz <= ld.vaddr + ld.memsz
-                       for ld in info.load_segments):
-                rep.problems.append("PT_GNU_SFRAME is not inside a PT_LOAD segment")
-            where = _containing(maps, lo, hi)
-            if len(where) != 1:
-                rep.problems.append(f"sframe range [{lo:#x}, {hi:#x}) spans {len(where)} "
-                                    "mappings (sframe_add_section needs one)")
-            elif not where[0].readable:
-                rep.problems.append(f"sframe range [{lo:#x}, {hi:#x}) is in an unreadable "
-                                    f"mapping ({where[0].perms}): the first lookup faults and "
-                                    "the section is dropped")
-            for tlo, thi in rep.texts:
-                ex = _containing(maps, tlo, thi)
-                if len(ex) != 1 or not ex[0].executable or ex[0].end < thi:
-                    got = ", ".join(f"{m.start:#x}-{m.end:#x} {m.perms}" for m in ex) or "none"
-                    rep.problems.append(
-                        f"text [{tlo:#x}, {thi:#x}) is not inside exactly one executable "
-                        f"mapping ({got}): an mprotect split or an unmapped part")
-            size = min(hi - lo, MAX_SECTION)
-            mem = _read_mem(fd, lo, size)
-            filed = data[seg.offset:seg.offset + min(seg.filesz, size)]
-            if mem is None:
-                rep.memory = "not readable through /proc/PID/mem"
-                continue
-            diff = [i for i in range(min(len(mem), len(filed))) if mem[i] != filed[i]]
-            rep.memory = "same as file" if not diff and len(mem) >= len(filed) else (
-                f"differs from the file in {len(diff)} byte(s), first at section offset "
-                f"{diff[0]:#x}" if diff else "shorter than the file's")
-            if len(mem) > 2 and mem[:2] in (b"\xe2\xde", b"\xde\xe2"):
-                rep.version = mem[2]
-            res = check_section_bytes(mem, path=path, vma=lo, name="PT_GNU_SFRAME (mapped)",
-                                      options=Options(profile=profile,
-                                                      disable={"semantic", "defect"}))
-            rep.findings = [{"rule": f.rule, "severity": str(f.severity), "message": f.message}
-                            for f in res.findings]
-            refusals = {r.detail for t in rep.texts
-                        if isinstance(r := v3series.register(mem, lo, t), Outcome)}
-            rep.problems.extend(sorted(refusals))
-        _overlaps(reports)
-    finally:
-        os.close(fd)
-    for rep in reports:
-        rep.registers = rep.sframe and not rep.problems and not rep.error
-    return reports
+    res = check_section_bytes(mem, path=rep.path, vma=lo, name="PT_GNU_SFRAME (mapped)",
+                              options=Options(profile=profile, disable={"semantic", "defect"}))
+    rep.findings = [{"rule": f.rule, "severity": str(f.severity), "message": f.message}
+                    for f in res.findings]
+    refusals = {r.detail for t in rep.texts
+                if isinstance(r := v3series.register(mem, lo, t), Outcome)}
+    rep.problems.extend(sorted(refusals))
 
 
 def _overlaps(reports: list[ObjectReport]) -> None:
@@ -242,48 +287,73 @@ def _overlaps(reports: list[ObjectReport]) -> None:
                               "inclusive, so this registration fails (-EEXIST)")
 
 
-def render_text(pid: int, reports: list[ObjectReport]) -> list[str]:
+def render_text(scan: ProcScan) -> list[str]:
+    """The report as lines; every path and message escaped (report.escape): a name in
+    /proc/PID/maps can hold any byte but a newline, and messages quote names."""
     lines = []
-    for r in reports:
-        head = f"{r.path}:"
+    for r in scan.reports:
+        head = escape(r.path) + (" (deleted since mapped)" if r.deleted else "") + ":"
         if r.error:
-            lines.append(f"{head} error: {r.error}")
+            lines.append(f"{head} error: {escape(r.error)}")
             continue
         if not r.sframe:
-            lines.append(f"{head} no SFrame (frame pointers only)")
+            lines.append(f"{head} no SFrame: the kernel's unwinder falls back to frame "
+                         "pointers in it (stacks through it are right only where it keeps "
+                         "frame pointers)")
             continue
         verdict = "registers" if r.registers else "registration fails"
-        lines.append(f"{head} SFrame v{r.version}, bias {r.bias:#x}: {verdict}")
+        version = f"v{r.version}" if r.version is not None else "(version unknown: memory " \
+            "unreadable)"
+        lines.append(f"{head} SFrame {version}, bias {r.bias:#x}: {verdict}")
         if r.sframe_range:
             lines.append(f"  sframe [{r.sframe_range[0]:#x}, {r.sframe_range[1]:#x}); "
-                         f"memory {r.memory}")
+                         f"memory {escape(r.memory)}")
         for lo, hi in r.texts:
             lines.append(f"  text [{lo:#x}, {hi:#x})")
-        lines += [f"  problem: {p}" for p in r.problems]
-        lines += [f"  note: {n}" for n in r.notes]
-        lines += [f"  {f['severity']}: [{f['rule']}] {f['message']}" for f in r.findings]
-    with_sf = [r for r in reports if r.sframe]
-    lines.append(f"process {pid}: {len(reports)} object(s), {len(with_sf)} with SFrame, "
-                 f"{sum(r.registers for r in with_sf)} would register, "
-                 f"{sum(1 for r in with_sf if r.errors)} with kernel-profile errors, "
-                 f"{sum(1 for r in with_sf if r.memory.startswith('differs'))} differing from "
-                 "the file")
+        lines += [f"  problem: {escape(p)}" for p in r.problems]
+        lines += [f"  note: {escape(n)}" for n in r.notes]
+        lines += [f"  {f['severity']}: [{f['rule']}] {escape(f['message'])}" for f in r.findings]
+    lines.append(_summary(scan))
+    if scan.exited:
+        lines.append(f"process {scan.pid} exited during the read: the results above are "
+                     "incomplete")
     return lines
+
+
+def _summary(scan: ProcScan) -> str:
+    reports = scan.reports
+    with_sf = [r for r in reports if r.sframe]
+    extra = [f"{n} {what}" for n, what in (
+        (sum(r.deleted for r in reports), "deleted since mapped"),
+        (sum(bool(r.error) for r in reports), "that could not be examined"),
+        (scan.data_files, "file(s) mapped as data only, not counted")) if n]
+    return (f"process {scan.pid}: {len(reports)} object(s), {len(with_sf)} with SFrame, "
+            f"{sum(r.registers for r in with_sf)} would register, "
+            f"{sum(1 for r in with_sf if r.errors)} with kernel-profile errors, "
+            f"{sum(r.differs for r in with_sf)} differing from the file"
+            + "".join(f", {e}" for e in extra))
+
+
+def exit_status(scan: ProcScan) -> int:
+    if scan.exited:
+        return EXIT_EXITED
+    bad = any(r.error or (r.sframe and (not r.registers or r.errors)) for r in scan.reports)
+    return EXIT_FINDINGS if bad else EXIT_OK
 
 
 def cmd_proc(args: argparse.Namespace) -> int:
     try:
-        reports = examine(args.pid)
+        scan = examine(args.pid)
     except ProcError as exc:
         print(f"sfcheck proc: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        print(json.dumps({"pid": args.pid, "objects": [
-            asdict(r) | {"errors": r.errors} for r in reports]}, indent=1))
+        print(json.dumps({"pid": args.pid, "exited": scan.exited, "data_files": scan.data_files,
+                          "objects": [asdict(r) | {"errors": r.errors} for r in scan.reports]},
+                         indent=1))
     else:
-        print("\n".join(render_text(args.pid, reports)))
-    bad = any(r.sframe and (not r.registers or r.errors) for r in reports)
-    return EXIT_FINDINGS if bad else EXIT_OK
+        print("\n".join(render_text(scan)))
+    return exit_status(scan)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -297,8 +367,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "touching) and the `kernel` profile on the section bytes as mapped, "
                     "compared with the file.",
         epilog="Exit status: 0 every object with SFrame would register and has no "
-               "kernel-profile error, 1 otherwise, 2 usage error or a process that cannot "
-               "be read.")
+               "kernel-profile error, 1 otherwise or when an object could not be examined "
+               "(unreadable, changed while read), 2 usage error or a process that cannot "
+               "be read (none, a zombie, a kernel thread, not permitted), 3 the process "
+               "exited during the read (the results are incomplete).")
     p.add_argument("pid", type=int, metavar="PID", help="the process ID")
     p.add_argument("--json", action="store_true", help="JSON instead of text")
     p.set_defaults(func=cmd_proc)

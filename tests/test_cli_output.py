@@ -416,3 +416,49 @@ def test_dump_escapes_names(hostile: Path, capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert f"\n{hostile}/lib\\xff\\x0ax: error: [forged] pwn\\x1b[31m.so:     file format" in out
     assert "\x1b" not in out and not any(x.startswith("x: error") for x in out.splitlines())
+
+
+# Bidirectional controls and line/paragraph separators: printable to Python, but they
+# reorder or break what the terminal shows ("Trojan Source"): escaped like controls.
+BIDI = "\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_escape_bidi_controls_and_separators() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    assert escape("a\u202eb\u2028c") == "a\\u202eb\\u2028c"
+    assert escape(BIDI) == "".join(f"\\u{ord(c):04x}" for c in BIDI)
+    assert escape("caf\u00e9 \u202f\u2030") == "caf\u00e9 \u202f\u2030"  # neighbours kept
+
+    @given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(BIDI)))
+    def check(text: str) -> None:
+        assert not set(escape(text)) & set(BIDI)
+
+    check()
+
+
+def test_check_report_escapes_bidi_in_names(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lib\u202ecod.exe\u2028x: error: [forged].so"
+    path.write_bytes(BAD.read_bytes())
+    assert main(["check", "-j", "1", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert not set(out) & set(BIDI)
+    assert f"{tmp_path}/lib\\u202ecod.exe\\u2028x: error: [forged].so: " in out
+
+
+def test_dump_escapes_section_names(tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A section name comes from the file: `Contents of the SFrame section NAME:` must not
+    carry its newline, ESC or bidi override."""
+    from elfbuild import SHT_GNU_SFRAME, Elf, Sec
+
+    data = load_elf(LIB_V3).sections[0].data
+    name = ".sframe\n\x1b[31m\u202eevil"
+    path = tmp_path / "named.so"
+    path.write_bytes(Elf(sections=[Sec(name, SHT_GNU_SFRAME, data, flags=2)]).build())
+    assert main(["dump", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Contents of the SFrame section .sframe\\x0a\\x1b[31m\\u202eevil:\n" in out
+    assert "\x1b" not in out and not set(out) & set(BIDI)

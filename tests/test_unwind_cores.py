@@ -73,7 +73,7 @@ def test_threads_walked_in_order_with_summary(tmp_path: Path,
         assert t["frames"][1]["pc"] == start + 1 and t["stop"]["reason"] == "frame cap"
     assert got["summary"] == {"threads": 3, "walked": 3, "frames": 30, "outermost": 0,
                               "no_sframe": 0, "no_sframe_modules": [], "errors": 0,
-                              "not_walked": 0}
+                              "not_walked": 0, "non_elf": 0}
     # The frame budget over all threads: the third thread is not walked.
     status, out, _ = _run(["--core", str(core), "--exe", str(EXE), "--max-frames", "10",
                            "--max-total-frames", "20"], capsys)
@@ -198,10 +198,10 @@ def test_sysroot_confines_core_paths(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert all(errors[p].startswith("refused:") for p in dotdot)
     assert errors["/lib/up.so"] == "file not found"  # clamped at the root: not the secret
     assert "FIFO" in errors["/lib/fifo.so"]
-    # Text output says which mapped files were refused, one warning each.
+    # Text output says which mapped files were refused: one warning for the kind.
     status, out, err = _run(["--core", str(core_path), "--sysroot", str(root)], capsys)
-    for p in dotdot:
-        assert f"warning: {p}: refused: '..'" in err
+    assert f"warning: 2 mapped files: refused: '..' in a path from the core ({dotdot[0]}, " \
+        f"{dotdot[1]})" in err, err
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -282,3 +282,150 @@ def test_s390x_core_general_and_floating_point_registers() -> None:
     assert (r.pc, r.sp, r.fp, r.ra) == (0x1000A0, gprs[15], gprs[11], gprs[14])
     assert r.others[17] == fprs[2] and r.others[16] == fprs[0] and r.others[20] == fprs[1]
     assert 17 not in core.threads[1].registers.others  # its own note is missing
+
+
+PIE = ROOT / "corpus" / "v2" / "exe_pie"
+PIE_BIAS = 0x555555554000
+
+
+def _pie_main() -> int:
+    """`main`'s address in exe_pie, from its symbol table (not from the unwinder)."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(PIE, "rb") as f:
+        syms = ELFFile(f).get_section_by_name(".symtab")
+        return next(s["st_value"] for s in syms.iter_symbols() if s.name == "main")
+
+
+def _pie_core(tmp_path: Path, entry: bool, extra: list[tuple[int, int, int, str]]) -> Path:
+    """A core of corpus/v2/exe_pie loaded at PIE_BIAS (its four PT_LOADs mapped as the kernel
+    maps them), plus `extra` NT_FILE mappings; one thread stopped at main's first
+    instruction (CFA = SP + 8), its return address pointing just past main's start."""
+    info = load_elf(PIE)
+    main = _pie_main()
+    loads = [(PIE_BIAS + s.vaddr - s.vaddr % 4096,
+              PIE_BIAS + (s.vaddr + s.memsz + 4095) // 4096 * 4096,
+              s.offset - s.offset % 4096, str(PIE)) for s in info.load_segments]
+    notes = prstatus(42, PIE_BIAS + main, STACK) + nt_file(loads + extra)
+    if entry:
+        from elftools.elf.elffile import ELFFile
+
+        with open(PIE, "rb") as f:
+            notes += auxv({9: PIE_BIAS + ELFFile(f)["e_entry"]})
+    core = tmp_path / "core"
+    stack = (PIE_BIAS + main + 1).to_bytes(8, "little") * 4
+    core.write_bytes(core_bytes(notes, [(STACK, stack)]))
+    return core
+
+
+@pytest.mark.parametrize("entry", [True, False])
+def test_stray_lower_mapping_of_the_executable_does_not_move_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: bool) -> None:
+    """The program also mapped its own first page at a lower address (issue 24: frame #0
+    came out as `_fini+0x555455553d8d` and the summary blamed a file that has SFrame, exit
+    0). The bias is that of the mapping the other PT_LOADs line up with (and AT_ENTRY's)."""
+    core = _pie_core(tmp_path, entry, [(0x10000, 0x11000, 0, str(PIE))])
+    status, out, _ = _run(["--core", str(core), "--json"], capsys)
+    got = json.loads(out)
+    exe = next(m for m in got["modules"] if m["path"] == str(PIE))
+    assert exe["bias"] == PIE_BIAS
+    frames = got["threads"][0]["frames"]
+    assert frames[0]["symbol"] == "main" and frames[0]["offset"] == 0
+    assert frames[0]["func_start"] == PIE_BIAS + _pie_main()  # found in the SFrame table
+    assert len(frames) >= 2 and got["summary"]["no_sframe_modules"] == []
+    status, out, _ = _run(["--core", str(core)], capsys)
+    assert f"#0  {PIE_BIAS + _pie_main():#018x} in main ({PIE})\n" in out
+
+
+def test_non_elf_mappings_are_counted_not_warned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Locale archives and caches are mapped files but no objects: one count in the
+    summary, no warning each (issue 24: 13 `not an ELF file` lines for a shell)."""
+    data = []
+    for k in range(5):
+        f = tmp_path / f"LC_{k}"
+        f.write_bytes(b"locale data" * 100)
+        data.append((0x20000 + 0x1000 * k, 0x21000 + 0x1000 * k, 0, str(f)))
+    core = _pie_core(tmp_path, True, data)
+    status, out, err = _run(["--core", str(core)], capsys)
+    assert "not an ELF" not in err and "LC_" not in err, err
+    assert out.rstrip().endswith("; 5 mapped file(s) not ELF (data)"), out
+    status, out, _ = _run(["--core", str(core), "--json"], capsys)
+    got = json.loads(out)
+    assert got["summary"]["non_elf"] == 5
+    assert sum(m["not_elf"] for m in got["modules"]) == 5
+
+
+def test_million_file_mappings_stay_bounded(tmp_path: Path) -> None:
+    """An NT_FILE note listing 1,000,000 missing files (issue 24: 1M warning lines, 65 MB;
+    226 MB of JSON; 676 MB RSS): one warning per kind with a count, bounded JSON, RSS under
+    300 MB."""
+    n = 1_000_000
+    maps = [(0x10000000 + 0x1000 * i, 0x10001000 + 0x1000 * i, 0, f"/nonexistent/lib{i}.so")
+            for i in range(n)]
+    core = tmp_path / "core"
+    core.write_bytes(core_bytes(prstatus(7, 0x10000010, STACK) + nt_file(maps),
+                                [(STACK, bytes(64))]))
+    del maps
+    from sfcheck.unwind.core import MAX_FILE_MAPPINGS
+
+    for json_out in (False, True):
+        args = ["--core", str(core)] + (["--json"] if json_out else [])
+        res, rss = _limited(args, address_space=2 << 30, cpu=120)
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert rss < 300 << 20, rss
+        warnings = [x for x in res.stderr.splitlines() if not x.startswith("MAXRSS")]
+        assert warnings[0].endswith(f"NT_FILE lists {n} file mappings; only the first "
+                                    f"{MAX_FILE_MAPPINGS} are used")
+        if not json_out:
+            assert warnings[1] == (
+                f"sfcheck unwind: warning: {MAX_FILE_MAPPINGS} mapped files: file not found "
+                "(/nonexistent/lib0.so, /nonexistent/lib1.so, /nonexistent/lib2.so, and "
+                f"{MAX_FILE_MAPPINGS - 3} more)")
+            assert len(warnings) == 2 and len(res.stdout) < 2000
+        else:
+            assert len(warnings) == 1 and len(res.stdout) < 1 << 20
+            got = json.loads(res.stdout)
+            assert len(got["modules"]) == cli.MAX_JSON_MODULES
+            assert got["modules_omitted"] == MAX_FILE_MAPPINGS - cli.MAX_JSON_MODULES
+            assert got["mappings_dropped"] == n - MAX_FILE_MAPPINGS
+        print(f"1M NT_FILE entries, json={json_out}: peak RSS {rss >> 20} MiB")
+
+
+def test_paths_from_the_core_are_escaped(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A mapped path with a newline cannot forge a summary line; ESC and bidi overrides
+    (U+202E) and line separators (U+2028) do not reach the terminal (issue 24)."""
+    evil = "/lib/evil\nSummary: 9 thread(s) walked\x1b[31m\u2028\u202e.so"
+    core = tmp_path / "core"
+    core.write_bytes(core_bytes(prstatus(7, 0x10010, STACK)
+                                + nt_file([(0x10000, 0x11000, 0, evil)]),
+                                [(STACK, bytes(64))]))
+    status, out, err = _run(["--core", str(core)], capsys)
+    escaped = "/lib/evil\\x0aSummary: 9 thread(s) walked\\x1b[31m\\u2028\\u202e.so"
+    assert f"#0  0x0000000000010010 in ?? ({escaped})\n" in out
+    assert f"warning: {escaped}: file not found" in err
+    assert not any(x.startswith("Summary: 9") for x in out.splitlines())
+    for text in (out, err):
+        assert not set(text) & {"\x1b", "\u2028", "\u202e"}
+
+
+def test_summary_does_not_say_a_file_with_sframe_has_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PC in the padding between two functions of exe_pie (no FDE covers it): the walk
+    stops there, and the summary says the file has SFrame but no FDE for that PC."""
+    info = load_elf(PIE)
+    sec = info.sections[0]
+    tab = SFrameTable(sec.data, sec.vma, 0, [(r.start, r.end) for r in info.text_ranges])
+    spans = sorted((s, e) for s, e, _k in tab._index)
+    gap = next(e for (_s, e), (s2, _e2) in zip(spans, spans[1:], strict=False) if e < s2)
+    core = _pie_core(tmp_path, True, [])
+    blob = bytearray(core.read_bytes())
+    old = (PIE_BIAS + _pie_main()).to_bytes(8, "little")
+    at = blob.index(old)  # rip in the NT_PRSTATUS note (the stack holds main + 1)
+    blob[at:at + 8] = (PIE_BIAS + gap).to_bytes(8, "little")
+    core.write_bytes(bytes(blob))
+    status, out, _ = _run(["--core", str(core)], capsys)
+    assert status == 0
+    assert out.rstrip().endswith(f"1 stopped in code without SFrame ({PIE} [has SFrame, but "
+                                 "no FDE for that PC]), 0 stopped on an error"), out

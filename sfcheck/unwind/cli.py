@@ -12,13 +12,15 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..argtypes import positive
 from ..errors import ElfError
 from ..format import constants as C
+from ..report.escape import escape
 
 if TYPE_CHECKING:  # imported by cmd_unwind: building the parser must stay cheap
     from .core import CoreFile, Thread
@@ -30,6 +32,10 @@ DEFAULT_MAX_FRAMES = 512  # == unwinder.DEFAULT_MAX_FRAMES (tests/test_unwind_cl
 DEFAULT_MAX_TOTAL_FRAMES = 1 << 16
 
 EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
+# A core may map any number of files (NT_FILE): warnings name this many per kind, the
+# JSON lists this many modules (those with SFrame and the executable first).
+MAX_NAMED = 3
+MAX_JSON_MODULES = 1024
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -63,11 +69,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _module_of(modules: Sequence[Module], pc: int) -> Module | None:
-    for m in modules:
-        if m.start <= pc < m.end:
-            return m
-    return None
+class _Modules(list["Module"]):
+    """The modules, and which one holds a PC: a bisect over every mapping's range (a linear
+    scan per frame would cost as much as the mappings a core lists)."""
+
+    def __init__(self, modules: Iterable[Module]) -> None:
+        super().__init__(modules)
+        spans = sorted((lo, hi, k) for k, m in enumerate(self)
+                       for lo, hi in (m.ranges or ((m.start, m.end),)))
+        self._starts = [lo for lo, _hi, _k in spans]
+        self._spans = spans
+
+    def of(self, pc: int) -> Module | None:
+        i = bisect_right(self._starts, pc) - 1
+        # Ranges of a hostile core may overlap: look back a little for one that holds pc.
+        for lo, hi, k in reversed(self._spans[max(0, i - 7):i + 1]):
+            if lo <= pc < hi:
+                return self[k]
+        return None
+
+
+def _module_of(modules: _Modules, pc: int) -> Module | None:
+    return modules.of(pc)
 
 
 def _symbol(mod: Module | None, frame: Frame, exact: bool) -> tuple[str | None, int | None]:
@@ -87,7 +110,7 @@ def _exact_pcs(frames: Sequence[Frame]) -> list[bool]:
     return [f.index == 0 or frames[k - 1].signal for k, f in enumerate(frames)]
 
 
-def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
+def _stop_detail(stop: Stop, modules: _Modules) -> str:
     """The walker's detail plus what we know about the module the PC is in."""
     detail = stop.detail
     from .unwinder import StopReason
@@ -103,7 +126,7 @@ def _stop_detail(stop: Stop, modules: Sequence[Module]) -> str:
     return detail
 
 
-def _where(stop: Stop, modules: Sequence[Module]) -> str:
+def _where(stop: Stop, modules: _Modules) -> str:
     mod = _module_of(modules, stop.pc)
     return f"{stop.pc:#x} in {mod.path if mod else 'no mapped file'}"
 
@@ -156,15 +179,18 @@ def cmd_unwind(args: argparse.Namespace) -> int:
         print(f"{prog}: error: --thread {args.thread}: the core has {len(core.threads)} "
               "thread(s)", file=sys.stderr)
         return EXIT_USAGE
-    modules = load_modules(core, args.exe)
+    modules = _Modules(load_modules(core, args.exe))
     if not core.mappings and args.exe is None:
-        print(f"{prog}: warning: {args.core} has no NT_FILE note; pass --exe to load the "
-              "executable's SFrame data", file=sys.stderr)
+        print(escape(f"{prog}: warning: {args.core} has no NT_FILE note; pass --exe to load "
+                     "the executable's SFrame data"), file=sys.stderr)
+    if core.mappings_dropped:
+        print(escape(f"{prog}: warning: {args.core}: NT_FILE lists "
+                     f"{len(core.mappings) + core.mappings_dropped} file mappings; only the "
+                     f"first {len(core.mappings)} are used"), file=sys.stderr)
     tables = [t for m in modules for t in m.tables]
     if not args.json:
-        for m in modules:
-            if m.error and m.path.startswith("/"):
-                print(f"{prog}: warning: {m.path}: {m.error}", file=sys.stderr)
+        for line in _module_warnings(prog, modules):
+            print(line, file=sys.stderr)
     threads = core.threads if args.thread is None else [core.threads[args.thread - 1]]
     unwinder = Unwinder(tables, core, max_frames=args.max_frames, abi=core.abi,
                         pac_mask=_pac_mask(core))
@@ -195,6 +221,30 @@ def cmd_unwind(args: argparse.Namespace) -> int:
     return EXIT_WALK_ERROR if worst else EXIT_OK
 
 
+def _module_warnings(prog: str, modules: _Modules) -> list[str]:
+    """One line per kind of failure (a hostile core may map a million missing files): the
+    path itself when only one file has it, else the count and the first few. Data files
+    (not ELF) are no failure: the summary counts them."""
+    kinds: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    for m in modules:
+        if m.error and m.path.startswith("/") and not m.not_elf:
+            counts[m.error] = counts.get(m.error, 0) + 1
+            named = kinds.setdefault(m.error, [])
+            if len(named) < MAX_NAMED:
+                named.append(m.path)
+    lines = []
+    for kind, named in kinds.items():
+        n = counts[kind]
+        if n == 1:
+            lines.append(escape(f"{prog}: warning: {named[0]}: {kind}"))
+            continue
+        more = f", and {n - len(named)} more" if n > len(named) else ""
+        lines.append(escape(f"{prog}: warning: {n} mapped files: {kind} ({', '.join(named)}"
+                            f"{more})"))
+    return lines
+
+
 # aarch64 Linux user space has 48-bit virtual addresses unless a program asks for more (52-bit
 # mappings are opt-in): a signed return address has its PAC in the bits above.
 _AARCH64_PAC_BITS = ((1 << 64) - 1) ^ ((1 << 48) - 1)
@@ -209,7 +259,9 @@ def _pac_mask(core: CoreFile) -> int:
     return core.pac_mask if core.pac_mask else _AARCH64_PAC_BITS
 
 
-def _text_thread(w: _Walked, modules: Sequence[Module], gap: bool) -> None:
+def _text_thread(w: _Walked, modules: _Modules, gap: bool) -> None:
+    """The thread's frames; paths and symbol names come from the core and its files, so
+    every line is escaped (report.escape): no name can forge a line or reach the terminal."""
     assert w.stop is not None
     if gap:
         print()
@@ -222,14 +274,14 @@ def _text_thread(w: _Walked, modules: Sequence[Module], gap: bool) -> None:
         mangled = " [RA mangled]" if f.ra_mangled else ""
         if f.signal:
             known = "" if name is None else f" {sym}"
-            print(f"#{f.index:<2} {f.pc:#018x} in <signal handler called>{known}{where}")
+            print(escape(f"#{f.index:<2} {f.pc:#018x} in <signal handler called>{known}{where}"))
         else:
-            print(f"#{f.index:<2} {f.pc:#018x} in {sym}{where}{mangled}")
-    print(f"Stopped at frame #{w.frames[-1].index} ({_where(w.stop, modules)}): "
-          f"{w.stop.reason.value}: {_stop_detail(w.stop, modules)}")
+            print(escape(f"#{f.index:<2} {f.pc:#018x} in {sym}{where}{mangled}"))
+    print(escape(f"Stopped at frame #{w.frames[-1].index} ({_where(w.stop, modules)}): "
+                 f"{w.stop.reason.value}: {_stop_detail(w.stop, modules)}"))
 
 
-def _summary(walked: Sequence[_Walked], modules: Sequence[Module]) -> dict[str, Any]:
+def _summary(walked: Sequence[_Walked], modules: _Modules) -> dict[str, Any]:
     from .unwinder import StopReason
 
     done = [w for w in walked if w.stop is not None]
@@ -239,6 +291,8 @@ def _summary(walked: Sequence[_Walked], modules: Sequence[Module]) -> dict[str, 
         if w.stop.reason is StopReason.NO_FDE:
             mod = _module_of(modules, w.stop.pc)
             path = mod.path if mod else "no mapped file"
+            if mod is not None and mod.tables:  # not to be blamed for having no SFrame
+                path += " [has SFrame, but no FDE for that PC]"
             no_sframe[path] = no_sframe.get(path, 0) + 1
     return {
         "threads": len(walked),
@@ -249,19 +303,25 @@ def _summary(walked: Sequence[_Walked], modules: Sequence[Module]) -> dict[str, 
         "no_sframe_modules": sorted(no_sframe),
         "errors": sum(w.stop.reason.is_error for w in done if w.stop),
         "not_walked": len(walked) - len(done),
+        "non_elf": sum(m.not_elf for m in modules),
     }
 
 
 def _text_summary(s: dict[str, Any]) -> None:
-    mods = f" ({', '.join(s['no_sframe_modules'])})" if s["no_sframe_modules"] else ""
+    named = s["no_sframe_modules"]
+    more = f", and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
+    mods = f" ({', '.join(named[:MAX_NAMED])}{more})" if named else ""
     not_walked = f", {s['not_walked']} not walked (frame budget)" if s["not_walked"] else ""
-    print(f"\nSummary: {s['walked']} thread(s) walked, {s['frames']} frames; "
-          f"{s['outermost']} reached their outermost frame, {s['no_sframe']} stopped in code "
-          f"without SFrame{mods}, {s['errors']} stopped on an error{not_walked}")
+    non_elf = f"; {s['non_elf']} mapped file(s) not ELF (data)" if s["non_elf"] else ""
+    print()
+    print(escape(f"Summary: {s['walked']} thread(s) walked, {s['frames']} frames; "
+                 f"{s['outermost']} reached their outermost frame, {s['no_sframe']} stopped in "
+                 f"code without SFrame{mods}, {s['errors']} stopped on an error{not_walked}"
+                 f"{non_elf}"))
 
 
 def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
-          modules: Sequence[Module], summary: dict[str, Any]) -> dict[str, Any]:
+          modules: _Modules, summary: dict[str, Any]) -> dict[str, Any]:
     threads = []
     for w in walked:
         out_frames = []
@@ -282,6 +342,8 @@ def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
         threads.append({"number": w.thread.number, "pid": w.thread.pid,
                         "frames": out_frames, "stop": stop})
     refused = getattr(core.path_resolver, "refused", {})
+    # Bounded whatever the core maps: modules with SFrame and the executable first.
+    listed = sorted(modules, key=lambda m: (not (m.tables or m.is_exe), m.start))
     return {
         "core": core_path,
         "abi": C.ABI_NAMES.get(core.abi or 0),
@@ -290,12 +352,18 @@ def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
         "summary": summary,
         "modules": [{
             "path": m.path, "local": m.local, "start": m.start, "end": m.end, "bias": m.bias,
-            "executable": m.is_exe, "error": m.error,
+            "executable": m.is_exe, "error": m.error, "not_elf": m.not_elf,
             "sframe": [{"section": t.name, "version": t.version,
                         "error": str(t.error) if t.error else None} for t in m.tables],
-        } for m in modules],
-        "refused": [{"path": p, "reason": r} for p, r in sorted(refused.items())],
-        "unreadable": [{"path": p, "reason": r} for p, r in sorted(core.unreadable.items())],
+        } for m in listed[:MAX_JSON_MODULES]],
+        "modules_omitted": max(0, len(listed) - MAX_JSON_MODULES),
+        "mappings_dropped": core.mappings_dropped,
+        "refused": [{"path": p, "reason": r}
+                    for p, r in sorted(refused.items())[:MAX_JSON_MODULES]],
+        "refused_omitted": max(0, len(refused) - MAX_JSON_MODULES),
+        "unreadable": [{"path": p, "reason": r}
+                       for p, r in sorted(core.unreadable.items())[:MAX_JSON_MODULES]],
+        "unreadable_omitted": max(0, len(core.unreadable) - MAX_JSON_MODULES),
     }
 
 

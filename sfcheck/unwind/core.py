@@ -46,6 +46,10 @@ _REG_NAMES = {EM_X86_64: _X86_64_REGS, EM_AARCH64: _AARCH64_REGS, EM_S390: _S390
 # a real process maps a few hundred, a hostile NT_FILE note may name any number.
 MAX_MAPPED_FILES = 1024
 MAX_NT_FILE = 64 << 20  # a large process's NT_FILE note is a few hundred KiB
+# File mappings used from NT_FILE notes: above the kernel's default vm.max_map_count (65530,
+# every mapping of a process, file-backed or not), so a core of any ordinary process is read
+# whole; a hostile note listing millions costs no more than this many.
+MAX_FILE_MAPPINGS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,7 @@ class CoreFile:
     # mapped path -> why it was not read (refused by the resolver, not a regular file, ...)
     unreadable: dict[str, str] = field(default_factory=dict)
     pac_mask: int | None = None  # aarch64: the PAC bits of code addresses (NT_ARM_PAC_MASK)
+    mappings_dropped: int = 0  # NT_FILE entries past MAX_FILE_MAPPINGS: not used
 
     def __post_init__(self) -> None:
         self.loads.sort(key=lambda s: s.vaddr)
@@ -220,6 +225,7 @@ class CoreFile:
         order = ">" if big else "<"
         threads: list[Thread] = []
         mappings: list[FileMapping] = []
+        dropped = 0
         auxv: dict[int, int] = {}
         pac_mask = None
         for blob in notes:
@@ -236,7 +242,9 @@ class CoreFile:
                 elif ntype == NT_PRFPREG and machine == EM_S390 and threads:
                     threads[-1] = replace(threads[-1], fpregs=desc)  # follows its PRSTATUS
                 elif ntype == NT_FILE:
-                    mappings.extend(_nt_file(desc, order))
+                    got, more = _nt_file(desc, order, MAX_FILE_MAPPINGS - len(mappings))
+                    mappings.extend(got)
+                    dropped += more
                 elif ntype == NT_AUXV:
                     for i in range(0, len(desc) - 15, 16):
                         key, val = struct.unpack_from(order + "QQ", desc, i)
@@ -244,6 +252,7 @@ class CoreFile:
         core = cls(label, data, machine, big, loads, threads, mappings, auxv,
                    path_resolver or (lambda p: p))
         core.pac_mask = pac_mask
+        core.mappings_dropped = dropped
         return core
 
 
@@ -269,20 +278,23 @@ def _prstatus(desc: memoryview, order: str, machine: int, number: int) -> Thread
     return Thread(number, pid, machine, order, desc[_PR_REG_OFF:_PR_REG_OFF + 8 * len(names)])
 
 
-def _nt_file(desc: memoryview, order: str) -> list[FileMapping]:
-    """NT_FILE: count, page_size, count x (start, end, page_offset), then the names."""
+def _nt_file(desc: memoryview, order: str, room: int) -> tuple[list[FileMapping], int]:
+    """NT_FILE: count, page_size, count x (start, end, page_offset), then the names. At most
+    `room` mappings; the second value is how many more the note lists."""
     if len(desc) < 16 or len(desc) > MAX_NT_FILE:
-        return []
+        return [], 0
     count, page_size = struct.unpack_from(order + "QQ", desc, 0)
     table_end = 16 + 24 * count
     if count > len(desc) // 24 or table_end > len(desc):
-        return []
-    names = bytes(desc[table_end:]).split(b"\0")
+        return [], 0
+    used = max(0, min(count, room))
+    # Only the names used are split off (the rest stays one bytes object).
+    names = bytes(desc[table_end:]).split(b"\0", used)
     out = []
-    for i in range(count):
+    for i in range(used):
         start, end, page_off = struct.unpack_from(order + "QQQ", desc, 16 + 24 * i)
         if i >= len(names) or end <= start:
             continue
         out.append(FileMapping(start, end, page_off * page_size,
-                           os.fsdecode(names[i])))
-    return out
+                               os.fsdecode(names[i])))
+    return out, count - used

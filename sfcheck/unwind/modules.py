@@ -11,13 +11,14 @@ from elftools.elf.elffile import ELFFile
 from ..elf import ElfSFrameInfo, load_elf
 from ..errors import ElfError
 from ..fileio import InputFileError, map_regular, open_regular
+from ..loadbias import Mapped, Segment, load_bias
 from .core import AT_ENTRY, CoreFile, FileMapping
 from .table import SFrameTable
 
 _SYMBOL_ERRORS = (Exception,)  # pyelftools can raise nearly anything on a damaged symtab
 
 
-@dataclass
+@dataclass(slots=True)  # a hostile core may map a great many files: small objects
 class Module:
     """One mapped ELF file. `path` is as the core names it; `local` where we read it."""
 
@@ -30,7 +31,16 @@ class Module:
     tables: list[SFrameTable] = field(default_factory=list)
     error: str | None = None  # why the file (or its SFrame data) could not be used
     is_exe: bool = False
+    not_elf: bool = False  # a data file (locale archive, font, cache): not an object
+    ranges: tuple[tuple[int, int], ...] = ()  # its mappings' [start, end), when known
     _symbols: Symbols | None = None
+
+    def holds(self, pc: int) -> bool:
+        """Whether `pc` is in one of its mappings (not only between its lowest and highest:
+        other files may be mapped in the gaps)."""
+        if not self.start <= pc < self.end:
+            return False
+        return not self.ranges or any(lo <= pc < hi for lo, hi in self.ranges)
 
     def symbolize(self, pc: int) -> tuple[str, int] | None:
         if self._symbols is None:
@@ -99,13 +109,31 @@ def _plt_symbols(elf: ELFFile) -> list[tuple[int, int, str]]:
     return out
 
 
-def _bias(info: ElfSFrameInfo, maps: list[FileMapping]) -> int | None:
-    """runtime - link-time, from a mapping that holds the file offset of a PT_LOAD."""
-    for seg in sorted(info.load_segments, key=lambda s: s.offset):
-        for m in maps:
-            if m.file_offset <= seg.offset < m.file_offset + (m.end - m.start):
-                return m.start + (seg.offset - m.file_offset) - seg.vaddr
-    return None
+def _bias(info: ElfSFrameInfo, maps: list[FileMapping], prefer: int | None) -> int | None:
+    """runtime - link-time, from the mapping of the first PT_LOAD's page that the other
+    PT_LOADs line up with (sfcheck/loadbias.py): a lower stray mapping of the file's first
+    page must not move every address of the file."""
+    return load_bias([Segment(s.vaddr, s.offset) for s in info.load_segments],
+                     [Mapped(m.start, m.end, m.file_offset) for m in maps], prefer)
+
+
+def _entry_bias(core: CoreFile, local: str) -> int | None:
+    """AT_ENTRY - e_entry: the executable's bias as the kernel chose it (gdb's choice)."""
+    entry = core.auxv.get(AT_ENTRY)
+    if entry is None:
+        return None
+    try:
+        fd = open_regular(local)[0]
+        try:
+            head = os.pread(fd, 32, 0)
+        finally:
+            os.close(fd)
+    except (InputFileError, OSError):
+        return None
+    if len(head) < 32 or head[:4] != b"\x7fELF" or head[4] != 2:
+        return None
+    e_entry = int.from_bytes(head[24:32], "little" if head[5] == 1 else "big")
+    return (entry - e_entry) & ((1 << 64) - 1)
 
 
 def exe_mapping_path(core: CoreFile) -> str | None:
@@ -134,15 +162,15 @@ def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
     for path, maps in by_path.items():
         local = core.path_resolver(path)
         mod = Module(path, local, min(m.start for m in maps), max(m.end for m in maps),
-                     is_exe=path == exe_path)
+                     is_exe=path == exe_path, ranges=tuple((m.start, m.end) for m in maps))
         if path in refused:
             mod.error = f"refused: {refused[path]}"
         else:
-            _load(mod, maps)
+            _load(mod, maps, core if mod.is_exe else None)
         modules.append(mod)
     if not by_path and exe is not None:
         mod = Module(exe, exe, 0, 0, is_exe=True)
-        _load(mod, [])
+        _load(mod, [], None)
         if mod.info is not None and AT_ENTRY in core.auxv:
             try:
                 e_entry = ELFFile(map_regular(exe))["e_entry"]
@@ -159,21 +187,33 @@ def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
     return modules
 
 
-def _load(mod: Module, maps: list[FileMapping]) -> None:
+def _load(mod: Module, maps: list[FileMapping], core: CoreFile | None) -> None:
+    """Load `mod`'s file and SFrame tables; `core` for the executable (its AT_ENTRY)."""
     if mod.local is None:
         mod.error = "file not found" if mod.path.startswith("/") else "not a file"
         return
     try:
-        os.close(open_regular(mod.local)[0])  # a regular file, opened without blocking
+        fd = open_regular(mod.local)[0]  # a regular file, opened without blocking
+        try:
+            magic = os.pread(fd, 4, 0)
+        finally:
+            os.close(fd)
+        if magic != b"\x7fELF":
+            mod.error, mod.not_elf = "not an ELF file", True
+            return
         mod.info = load_elf(mod.local)
     except InputFileError as exc:
         mod.error = exc.message
+        return
+    except OSError as exc:
+        mod.error = f"cannot read file: {exc.strerror}"
         return
     except ElfError as exc:
         mod.error = exc.message
         return
     if maps:
-        mod.bias = _bias(mod.info, maps)
+        prefer = _entry_bias(core, mod.local) if core is not None else None
+        mod.bias = _bias(mod.info, maps, prefer)
         if mod.bias is None:
             mod.error = "no PT_LOAD matches its mappings (a different file than the core's?)"
             return
