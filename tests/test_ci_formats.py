@@ -75,6 +75,8 @@ def test_github_severities_and_show(capsys: pytest.CaptureFixture[str], tmp_path
     # The default for a CI format is --show warning (no notice), --show error only errors.
     _, default = run(capsys, "--format", "github", "bad.so", "lib,v3:%.so")
     assert {parse_command(x)[0] for x in default.splitlines()} == {"error", "warning"}
+    _, one = run(capsys, "--format", "github", "lib,v3:%.so")  # one file too (text: -I)
+    assert {parse_command(x)[0] for x in one.splitlines()} == {"warning"}
     _, errors = run(capsys, "--format", "github", "--show", "error", "bad.so", "lib,v3:%.so")
     assert {parse_command(x)[0] for x in errors.splitlines()} == {"error"}
 
