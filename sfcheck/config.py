@@ -27,7 +27,7 @@ SEVERITIES = ("error", "warning", "info")
 FORMATS = ("text", "json", "sarif", "junit", "github", "gitlab")
 
 
-class ConfigError(SfcheckError):
+class ConfigError(SfcheckError, ValueError):
     """A configuration file that cannot be used; the message names file and key."""
 
 
