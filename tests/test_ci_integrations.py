@@ -87,7 +87,7 @@ def test_pre_commit_hook_fails_broken_passes_clean(tmp_path: Path) -> None:
     assert "lib/libbroken.so: error: [elf-no-segment]" in out
     assert "libclean" not in out.replace("lib/libclean.so.1: warning", "")  # no error of it
     assert "logo.png" not in out  # not named: a binary that is not ELF is not the hook's
-    git(project, "rm", "-q", "lib/libbroken.so")
+    git(project, "rm", "-q", "-f", "lib/libbroken.so")
     proc = try_repo()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Passed" in proc.stdout
