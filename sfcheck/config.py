@@ -15,7 +15,7 @@ ConfigError whose message names the file and the key: the caller prints it on on
 from __future__ import annotations
 
 import os
-import tomllib
+import re
 from pathlib import Path
 
 from .errors import SfcheckError
@@ -24,6 +24,11 @@ from .fileio import InputFileError, read_bounded
 NAMES = ("sfcheck.toml", "pyproject.toml")  # precedence within one directory
 MAX_CONFIG_FILE = 1 << 20  # a configuration larger than this is not one
 SEVERITIES = ("error", "warning", "info")
+# Every way TOML can spell a [tool.sfcheck] table holds one of these: `tool.sfcheck` (a
+# header or a dotted key, names quoted or not) or a `[tool]` header. A pyproject.toml
+# without either is not parsed (tomllib costs start-up time on every run).
+_MAY_HOLD_TABLE = re.compile(rb"""tool["']?\s*\.\s*["']?sfcheck|^\s*\[\s*["']?tool["']?\s*\]""",
+                             re.M)
 FORMATS = ("text", "json", "sarif", "junit", "github", "gitlab")
 
 
@@ -84,10 +89,15 @@ KEYS = {
 
 def _read(path: Path) -> dict[str, object]:
     try:
-        text = read_bounded(path, MAX_CONFIG_FILE).decode("utf-8")
-        return tomllib.loads(text)
+        data = read_bounded(path, MAX_CONFIG_FILE)
     except InputFileError as exc:
         raise ConfigError(f"{path}: cannot read configuration file: {exc.message}") from None
+    if path.name == "pyproject.toml" and not _MAY_HOLD_TABLE.search(data):
+        return {}
+    import tomllib  # only for a file that may hold settings (start-up time)
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8: {exc.reason} at byte {exc.start}") from None
     except tomllib.TOMLDecodeError as exc:

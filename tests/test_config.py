@@ -126,3 +126,18 @@ def test_pyproject_errors_name_the_table(repo: Path,
     assert (status, err) == (2, "sfcheck: error: pyproject.toml: no [tool.sfcheck] table\n")
     status, _, err = check(capsys, "--config", "missing.toml", "lib.so")
     assert status == 2 and err.startswith("sfcheck: error: missing.toml: cannot read")
+
+
+@pytest.mark.parametrize("text", [
+    '[tool.sfcheck]\nfail-on = "warning"\n',
+    '[ tool . "sfcheck" ]\nfail-on = "warning"\n',
+    'tool.sfcheck.fail-on = "warning"\n',
+    '[tool]\nsfcheck = { fail-on = "warning" }\n',
+    '["tool"]\nruff.line-length = 1\nsfcheck.fail-on = "warning"\n',
+])
+def test_every_spelling_of_the_table_is_read(repo: Path, text: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """pyproject.toml is parsed only when it may hold [tool.sfcheck]: that test must not
+    miss a way TOML writes the table."""
+    (repo / "pyproject.toml").write_text(text + '[project]\nname = "sfcheck"\n')
+    assert check(capsys, "lib.so")[0] == 1
