@@ -81,6 +81,22 @@ def test_github_severities_and_show(capsys: pytest.CaptureFixture[str], tmp_path
     assert {parse_command(x)[0] for x in errors.splitlines()} == {"error"}
 
 
+def test_github_says_when_annotations_exceed_what_github_shows(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(BAD, "bad.so")
+    _, out = run(capsys, "--format", "github", "bad.so")
+    assert all(COMMAND.match(x) for x in out.splitlines())  # few: commands only
+    for i in range(6):  # 2 errors each
+        shutil.copy(BAD, f"bad{i}.so")
+    _, out = run(capsys, "--format", "github", *(f"bad{i}.so" for i in range(6)))
+    *commands, last = out.splitlines()
+    errors = sum(parse_command(x)[0] == "error" for x in commands)
+    assert errors > 10 and last.startswith(f"sfcheck: {errors} error, ")
+    assert "GitHub shows the first 10 of each kind per step" in last
+
+
 def test_github_message_cannot_forge_a_command(capsys: pytest.CaptureFixture[str],
                                                tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:

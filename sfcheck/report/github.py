@@ -9,12 +9,15 @@ on the file, not on a made-up line 1). An archive member is annotated on its arc
 Escaping is the one the runner undoes (actions/toolkit `command.ts`): `%`, CR and LF as
 `%25`, `%0D`, `%0A` in the message, and also `:` and `,` as `%3A`, `%2C` in properties.
 Names are first escaped as in text (report.escape): no control character reaches the log.
-Errors come first: GitHub shows only the first annotations of each kind per step.
+Errors come first: GitHub shows 10 error and 10 warning annotations per step, 50 per job
+(actions/toolkit docs/problem-matchers.md); past that a last plain line says so (every
+command stays in the log).
 Waived findings are accepted ones and get no annotation; an unreadable input is an error.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TextIO
 
 from ..result import Result, Severity
@@ -22,6 +25,7 @@ from . import ReportOptions
 from .ci import artifact, listed, repo_path
 from .escape import escape
 
+SHOWN_PER_STEP = 10  # annotations of one kind GitHub shows for a step
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
@@ -54,3 +58,8 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
             title += f" in {member}"
             text = f"{member}: {text}"
         print(command(_COMMAND[f.severity], text, file=path, title=title), file=out)
+    counts = Counter(f.severity for _res, f in items)
+    if max(counts.values(), default=0) > SHOWN_PER_STEP:
+        print(f"sfcheck: {counts[Severity.ERROR]} error, {counts[Severity.WARNING]} warning "
+              f"and {counts[Severity.INFO]} notice annotations; GitHub shows the first "
+              f"{SHOWN_PER_STEP} of each kind per step, this log has them all", file=out)
