@@ -11,11 +11,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sfcheck.cli import main
 from sfcheck.report import ReportOptions, sarif
 from sfcheck.report.ci import Fingerprints, repo_path
-from sfcheck.report.github import escape_data, escape_property
+from sfcheck.report.escape import escape
+from sfcheck.report.github import command, escape_data, escape_property
 from sfcheck.result import FileResult, Finding, Location, Result, Severity
 from sfcheck.rules import RULES
 
@@ -55,6 +58,17 @@ def test_github_escaping_is_the_runners() -> None:
     assert escape_data("50%\r\nx: a, b") == "50%25%0D%0Ax: a, b"
     assert escape_property("50%\r\nx: a, b") == "50%25%0D%0Ax%3A a%2C b"
     assert escape_property("%3A") == "%253A"  # a literal escape code survives the round trip
+
+
+@given(st.text(), st.text())
+def test_github_command_round_trips(value: str, message: str) -> None:
+    """Whatever a name or message holds, the runner reads back one command with exactly
+    the (text-escaped) value and message."""
+    line = command("warning", message, file=value, title=value)
+    assert "\n" not in line and "\r" not in line
+    name, props, text = parse_command(line)
+    assert (name, props, text) == ("warning", {"file": escape(value), "title": escape(value)},
+                                   escape(message))
 
 
 def test_github_severities_and_show(capsys: pytest.CaptureFixture[str], tmp_path: Path,
