@@ -100,7 +100,11 @@ def _configure(args: argparse.Namespace) -> None:
             path: Path | None = Path(args.config)
             table = config.load(path)  # type: ignore[arg-type]
         else:
-            found = config.discover(Path.cwd())
+            try:
+                start: Path | None = Path.cwd()
+            except OSError:  # the working directory was removed: nothing to find
+                start = None
+            found = config.discover(start) if start is not None else None
             path, table = found if found else (None, {})
         if path is not None:
             config.apply(args, config.settings(path, table))

@@ -141,3 +141,14 @@ def test_every_spelling_of_the_table_is_read(repo: Path, text: str,
     miss a way TOML writes the table."""
     (repo / "pyproject.toml").write_text(text + '[project]\nname = "sfcheck"\n')
     assert check(capsys, "lib.so")[0] == 1
+
+
+def test_removed_working_directory_is_no_config(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    status, out, err = check(capsys, str(LIB_V3))
+    assert status == 0 and err == "" and "warning: [defect-ld-plt-got-cfa]" in out
