@@ -41,6 +41,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .result import Severity
     from .scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
 
+    try:
+        _configure(args)
+    except ValueError as exc:  # ConfigError: one line naming the file and the key
+        print(f"sfcheck: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.waivers:  # the waivers module (tomllib, dataclasses) only when asked for
         from .waivers import WaiverError, apply_waivers, load_waivers
     else:
@@ -76,6 +81,36 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .cli_output import write_report
     args.status_so_far = status  # main() returns it if stdout closes while writing
     return write_report(args, result, status)
+
+
+# What `check` uses when neither the command line nor a configuration file says.
+CHECK_DEFAULTS = {"format": "text", "fail_on": "error", "profile": "strict", "enable": [],
+                  "disable": []}
+
+
+def _configure(args: argparse.Namespace) -> None:
+    """Fill the options the command line left unset from the configuration file (unless
+    --no-config), then from CHECK_DEFAULTS."""
+    if not args.no_config:
+        from pathlib import Path
+
+        from . import config
+
+        if args.config:
+            path: Path | None = Path(args.config)
+            table = config.load(path)  # type: ignore[arg-type]
+        else:
+            try:
+                start: Path | None = Path.cwd()
+            except OSError:  # the working directory was removed: nothing to find
+                start = None
+            found = config.discover(start) if start is not None else None
+            path, table = found if found else (None, {})
+        if path is not None:
+            config.apply(args, config.settings(path, table))
+    for dest, value in CHECK_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, list(value) if isinstance(value, list) else value)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -306,10 +341,11 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--from-file", metavar="LIST",
                        help="also read input paths from LIST, one per line or NUL-separated "
                             "(- for stdin)")
-    check.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text",
-                       help="report format (default text)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "junit", "github", "gitlab"),
+                       help="report format (default text); github: workflow-command "
+                            "annotations, gitlab: Code Quality JSON")
     check.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
-    check.add_argument("-j", "--jobs", type=positive, default=0, metavar="N",
+    check.add_argument("-j", "--jobs", type=positive, metavar="N",
                        help="worker processes (default: the number of CPUs)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="no report on stdout and no progress: only the exit status "
@@ -328,20 +364,28 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--vma", type=parse_address, default=0, metavar="ADDR",
                        help="section address for --raw")
     check.add_argument("--fail-on", choices=("error", "warning", "info", "none"),
-                       default="error", help="lowest severity that makes the exit status 1")
-    check.add_argument("--enable", action="append", default=[], metavar="ID",
+                       help="lowest severity that makes the exit status 1 (default error)")
+    check.add_argument("--enable", action="append", metavar="ID",
                        help="switch a rule or group on (repeatable)"
                        ).completer = completion.rules_and_groups  # type: ignore[attr-defined]
-    check.add_argument("--disable", action="append", default=[], metavar="ID",
+    check.add_argument("--disable", action="append", metavar="ID",
                        help="switch a rule or group off (repeatable)"
                        ).completer = completion.rules_and_groups  # type: ignore[attr-defined]
     check.add_argument("--require-sframe", action="store_true",
                        help="a file without SFrame data is an error")
     add_display_options(check)
     from .profiles import PROFILE_NAMES
-    check.add_argument("--profile", choices=PROFILE_NAMES, default="strict",
+    check.add_argument("--profile", choices=PROFILE_NAMES,
                        help="judge as this reader would (default strict: every rule); "
                             "see `sfcheck profiles`")
+    where = check.add_mutually_exclusive_group()
+    where.add_argument("--config", metavar="FILE",
+                       help="read option defaults from FILE (sfcheck.toml keys, or "
+                            "[tool.sfcheck] of a pyproject.toml) instead of looking for one")
+    where.add_argument("--no-config", action="store_true",
+                       help="read no configuration file (default: sfcheck.toml or "
+                            "pyproject.toml's [tool.sfcheck], from the working directory "
+                            "up to the repository root; the command line wins over it)")
     check.set_defaults(func=cmd_check)
 
 

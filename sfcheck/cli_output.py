@@ -28,8 +28,10 @@ EXIT_USAGE = 2
 def add_display_options(check: argparse.ArgumentParser) -> None:
     """The options of `check` that change only what the text report prints."""
     check.add_argument("--show", choices=("error", "warning", "info"), default=None,
-                       help="text: lowest severity listed (default: info for one file, "
-                            "warning for a scan); JSON, SARIF and JUnit carry everything")
+                       help="lowest severity listed by text (default: info for one file, "
+                            "warning for a scan) and by sarif, github and gitlab (default "
+                            "warning: no alert per file without SFrame); JSON and JUnit "
+                            "carry everything")
     check.add_argument("-I", dest="show", action="store_const", const="info",
                        help="same as --show info")
     check.add_argument("--color", "--colour", choices=("auto", "always", "never"),
@@ -59,10 +61,13 @@ def _single(args: argparse.Namespace, result: Result) -> bool:
 
 
 def show_threshold(args: argparse.Namespace, single: bool) -> Severity:
-    """--show, or its default: everything for one file, warnings and up for a scan."""
+    """--show, or its default: everything for one file, warnings and up for a scan; the
+    CI formats (whose every result is an alert or annotation) warnings and up always."""
+    from .report import CI_FORMATS
+
     if args.show:
         return Severity.parse(args.show)
-    return Severity.INFO if single else Severity.WARNING
+    return Severity.INFO if single and args.format not in CI_FORMATS else Severity.WARNING
 
 
 def _regular_or_missing(path: str) -> bool:

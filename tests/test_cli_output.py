@@ -364,7 +364,7 @@ def test_last_resort_never_reached_on_corpus_and_regressions(
 
 def test_show_default_is_a_severity() -> None:
     assert report_pkg.ReportOptions().show is Severity.INFO
-    assert set(report_pkg.RENDERERS) == {"text", "json", "sarif", "junit"}
+    assert set(report_pkg.RENDERERS) == {"text", "json", "sarif", "junit", "github", "gitlab"}
 
 
 # --- man page and completion (generated from the parser, never hand-written) ---------

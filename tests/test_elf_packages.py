@@ -131,8 +131,9 @@ def test_gate_on_packages(packages: list[Path], profile: str, tmp_path: Path) ->
     statuses = {}
     for fmt in FORMATS:
         out = tmp_path / f"report.{fmt}"
+        show = ["-I"] if fmt == "sarif" else []  # SARIF lists warnings and up by default
         statuses[fmt] = main(["check", "-j", "1", "--profile", profile, "--format", fmt,
-                              "-o", str(out), *map(str, packages)])
+                              *show, "-o", str(out), *map(str, packages)])
         reports[fmt] = out.read_text(encoding="utf-8")
     report = json.loads(reports["json"])
     got: dict[str, Counter] = {}

@@ -1,4 +1,5 @@
-"""Renderers of one result model (sfcheck.result.Result): text, JSON, SARIF, JUnit.
+"""Renderers of one result model (sfcheck.result.Result): text, JSON, SARIF, JUnit, and
+GitHub workflow commands and GitLab Code Quality for CI.
 
 Every renderer is `render(result, out, opts)`; `RENDERERS` maps a `--format` name to
 the module that holds it, imported only when that format is asked for.
@@ -14,7 +15,11 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 # --format name -> module of this package with `render(result, out, opts)`.
-RENDERERS = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit"}
+RENDERERS = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit",
+             "github": "github", "gitlab": "gitlab"}
+# Formats whose every entry becomes an alert, annotation or issue in a CI service: they
+# list what --show lets through (default warning), as text does.
+CI_FORMATS = ("sarif", "github", "gitlab")
 
 
 class ReportOptions(Record, frozen=True):
@@ -27,7 +32,7 @@ class ReportOptions(Record, frozen=True):
                  single: bool = False) -> None:
         self.fail_on = fail_on  # error|warning|info|none
         self.exit_status = exit_status
-        self.show = show  # text: lowest severity printed (JSON/SARIF/JUnit: all)
+        self.show = show  # text and CI_FORMATS: lowest severity listed (JSON/JUnit: all)
         self.colour = colour
         self.summary = summary  # text: the summary after a multi-file scan
         self.single = single  # text: the scan was one ELF file (the lint use)

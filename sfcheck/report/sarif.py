@@ -1,12 +1,25 @@
-"""SARIF 2.1.0 renderer: one run, every rule with its help text, one result per finding.
+"""SARIF 2.1.0 renderer: one run, every rule with its help text, one result per listed
+finding, fit for GitHub code scanning ("SARIF support for code scanning").
+
+Results are the findings at or above --show (default warning, report.ci): a scan of a
+library directory raises no alert per file without SFrame. At most 25,000 results (more
+and GitHub rejects the upload), the most severe kept, a notification counting the rest.
 
 Archive members are nested artifacts: the package is an artifact of its own and the
 member's artifact points at it with `parentIndex`, its URI relative to the package
-(SARIF 2.1.0 §3.24.3), taken from FileResult.package/.member (a name is never split on
-':'). URIs percent-encode the name's bytes, so names that are not UTF-8 survive.
+(SARIF 2.1.0 §3.4.3), taken from FileResult.package/.member (a name is never split on
+':'). A result's location is on the package, though: code scanning reads only the first
+location's `artifactLocation.uri` (no artifacts, no parentIndex), and a member path
+names no file in the repository. The member is named first in the message, as a
+`module` logical location, and the nested artifact is a related location.
+URIs percent-encode the name's bytes, so names that are not UTF-8 survive.
+A binary has no lines: locations have no `region` (upload-sarif then hashes nothing and
+keeps our `partialFingerprints`; GitHub matches alerts across runs on
+`primaryLocationLineHash`, here the hash of rule, file, member and place, report.ci).
 Findings with an FDE carry the function start as a
 `physicalLocation.address` and, when known, the function name as a logical location.
 Waived findings carry an accepted external suppression with the waiver's reason.
+Rule descriptions are cut to GitHub's 1024 characters (the help text keeps it all).
 """
 
 from __future__ import annotations
@@ -20,11 +33,16 @@ from .. import __version__
 from ..result import FileResult, Finding, Result, Severity
 from ..rules import RULES
 from . import ReportOptions
+from .ci import Fingerprints, listed
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://sourceware.org/binutils/docs/sframe-spec.html"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_PROBLEM = {Severity.ERROR: "error", Severity.WARNING: "warning",
+            Severity.INFO: "recommendation"}
+MAX_RESULTS = 25_000  # GitHub rejects a run with more
+MAX_DESCRIPTION = 1024  # GitHub's limit on shortDescription/fullDescription
 
 
 def _uri(path: str) -> tuple[str, str | None]:
@@ -56,37 +74,54 @@ class _Artifacts:
             self.items.append(item)
         return self.index[key]
 
+    def top(self, path: str) -> dict[str, Any]:
+        """The artifactLocation of a file named on input or found in a tree."""
+        uri, base = _uri(path)
+        loc: dict[str, Any] = {"uri": uri, "index": self.add(uri, base, None)}
+        if base:
+            loc["uriBaseId"] = base
+        return loc
+
     def location(self, res: FileResult) -> dict[str, Any]:
         """The artifactLocation of a checked file or archive member."""
         if res.package is None or res.member is None:
-            uri, base = _uri(res.path)
-            loc: dict[str, Any] = {"uri": uri, "index": self.add(uri, base, None)}
-            if base:
-                loc["uriBaseId"] = base
-            return loc
-        uri, base = _uri(res.package)
-        parent = self.add(uri, base, None)
+            return self.top(res.path)
+        parent = self.top(res.package)["index"]
         # The member is one artifact under its package: its name may hold ':' and is
         # never split (an inner archive's member path is part of that one name).
         uri = quote(os.fsencode(res.member).removeprefix(b"./"))
         return {"uri": uri, "index": self.add(uri, None, parent)}
 
+    def primary(self, res: FileResult) -> dict[str, Any]:
+        """Where code scanning shows a result: the file, or a member's package."""
+        return self.top(res.path if res.package is None else res.package)
+
+
+def _cut(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """`text` within `limit` characters: whole sentences when they fit, else cut with '...'."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind(". ", 0, limit - 1)
+    return text[:end + 1] if end > 0 else text[:limit - 3] + "..."
+
 
 def _rule(rule_id: str) -> dict[str, Any]:
     r = RULES[rule_id]
     return {"id": r.id, "name": "".join(w.capitalize() for w in r.id.split("-")),
-            "shortDescription": {"text": r.title},
-            "fullDescription": {"text": r.explanation},
+            "shortDescription": {"text": _cut(r.title)},
+            "fullDescription": {"text": _cut(r.explanation)},
             "help": {"text": f"{r.explanation}\n\nFix: {r.hint}",
                      "markdown": f"{r.explanation}\n\n**Fix:** {r.hint}"},
             "defaultConfiguration": {"level": _LEVEL[r.severity]},
-            "properties": {"group": r.group, "tags": ["sframe", r.group]}}
+            "properties": {"group": r.group, "tags": ["sframe", r.group],
+                           "problem.severity": _PROBLEM[r.severity]}}
 
 
 def _result(f: Finding, res: FileResult, artifacts: _Artifacts,
-            rule_index: dict[str, int]) -> dict[str, Any]:
+            rule_index: dict[str, int], fingerprint: str) -> dict[str, Any]:
     loc = f.location
-    physical: dict[str, Any] = {"artifactLocation": artifacts.location(res)}
+    member = res.member if res.package is not None else None
+    physical: dict[str, Any] = {"artifactLocation": artifacts.primary(res)}
     if loc.pc is not None:
         address: dict[str, Any] = {"absoluteAddress": loc.pc, "kind": "function"}
         if loc.function:
@@ -96,14 +131,27 @@ def _result(f: Finding, res: FileResult, artifacts: _Artifacts,
     where = loc.describe()
     if where:
         location["message"] = {"text": where}
+    logical = []
+    if member is not None:
+        logical.append({"name": member.rsplit("/", 1)[-1], "fullyQualifiedName": member,
+                        "kind": "module"})
     if loc.function:
-        location["logicalLocations"] = [{"name": loc.function, "kind": "function"}]
-    props = {k: v for k, v in (("section", loc.section), ("sectionOffset", loc.offset),
-                               ("fde", loc.fde), ("fre", loc.fre), ("frePc", loc.fre_pc))
-             if v is not None}
+        logical.append({"name": loc.function, "kind": "function"})
+    if logical:
+        location["logicalLocations"] = logical
+    props: dict[str, Any] = {k: v for k, v in (
+        ("archiveMember", member), ("section", loc.section), ("sectionOffset", loc.offset),
+        ("fde", loc.fde), ("fre", loc.fre), ("frePc", loc.fre_pc)) if v is not None}
+    text = f"{where}: {f.message}" if where else f.message
     out: dict[str, Any] = {"ruleId": f.rule, "level": _LEVEL[f.severity],
-                           "message": {"text": f"{where}: {f.message}" if where else f.message},
-                           "locations": [location]}
+                           "message": {"text": f"{member}: {text}" if member else text},
+                           "locations": [location],
+                           "partialFingerprints": {"primaryLocationLineHash": fingerprint,
+                                                   "sfcheckFinding/v1": fingerprint}}
+    if member is not None:
+        out["relatedLocations"] = [{
+            "id": 1, "physicalLocation": {"artifactLocation": artifacts.location(res)},
+            "message": {"text": f"archive member {member}"}}]
     if f.rule in rule_index:
         out["ruleIndex"] = rule_index[f.rule]
     if props:
@@ -114,11 +162,12 @@ def _result(f: Finding, res: FileResult, artifacts: _Artifacts,
     return out
 
 
-def to_dict(result: Result, exit_status: int = 0) -> dict[str, Any]:
+def to_dict(result: Result, exit_status: int = 0,
+            opts: ReportOptions | None = None) -> dict[str, Any]:
+    opts = ReportOptions(show=Severity.INFO) if opts is None else opts
     rules = [_rule(rid) for rid in RULES]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     artifacts = _Artifacts()
-    results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
     for res in result.files:
         if res.error:
@@ -126,8 +175,15 @@ def to_dict(result: Result, exit_status: int = 0) -> dict[str, Any]:
                 "level": "error", "message": {"text": f"{res.path}: {res.error}"},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": artifacts.location(res)}}]})
-            continue
-        results.extend(_result(f, res, artifacts, rule_index) for f in res.findings)
+    chosen = listed(result, opts)
+    if len(chosen) > MAX_RESULTS:  # keep the most severe, in order; count the rest
+        keep = sorted(range(len(chosen)), key=lambda i: -chosen[i][1].severity)[:MAX_RESULTS]
+        notifications.append({"level": "warning", "message": {"text": (
+            f"{len(chosen) - MAX_RESULTS} of {len(chosen)} results left out: code scanning "
+            f"takes at most {MAX_RESULTS} per run (raise --show or waive known defects)")}})
+        chosen = [chosen[i] for i in sorted(keep)]
+    prints = Fingerprints()
+    results = [_result(f, res, artifacts, rule_index, prints.of(res, f)) for res, f in chosen]
     config_notes = [{"level": "warning",
                      "message": {"text": f"waiver #{w['index']} ({w['rule']} on {w['path']}) "
                                          "matched no finding"}}
@@ -150,5 +206,5 @@ def to_dict(result: Result, exit_status: int = 0) -> dict[str, Any]:
 
 
 def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
-    json.dump(to_dict(result, opts.exit_status), out, indent=2, ensure_ascii=True)
+    json.dump(to_dict(result, opts.exit_status, opts), out, indent=2, ensure_ascii=True)
     out.write("\n")
