@@ -1,0 +1,55 @@
+"""The rpmlint 2 check `SFrameCheck`: sfcheck's findings on each ELF file of a binary RPM as
+rpmlint issues (`sframe-<rule-id>`), so rpmlint's Filters, [Scoring] and --explain apply.
+
+rpmlint loads a check named in `Checks` only as `rpmlint.checks.<Name>` (see
+docs/rpmlint.md): run it through `python -m sfcheck.integrations.rpmlint_run`, which makes
+this module that name, or install the one-line shim that module describes.
+"""
+
+from __future__ import annotations
+
+import stat
+import sys
+
+from rpmlint.checks.AbstractCheck import AbstractFilesCheck
+
+from ..checker import check_elf
+from .rpmlint_map import CHECK_FAILED, ConfigError, descriptions, issues, settings
+
+_ELF_MAGIC = b"\x7fELF"
+
+
+class SFrameCheck(AbstractFilesCheck):
+    def __init__(self, config, output) -> None:  # noqa: ANN001  (rpmlint's own types)
+        super().__init__(config, output, r".*")
+        try:
+            self.settings = settings(config.configuration)
+        except ConfigError as exc:
+            # rpmlint's own wording for a configuration it cannot use, and its exit status
+            # for one (cli.py exits 2); a traceback would hide the line that matters.
+            print(f"(none): E: {exc}", file=sys.stderr)
+            sys.exit(2)
+        # rpmlint takes descriptions from its own descriptions/*.toml only; checks with
+        # tags of their own add them here (as its FilesCheck and TagsCheck do), which is
+        # also what lets a [Descriptions] entry of the config replace one.
+        output.error_details.update(descriptions())
+
+    def check_file(self, pkg, filename: str) -> None:  # noqa: ANN001
+        pkgfile = pkg.files[filename]
+        if not stat.S_ISREG(pkgfile.mode):
+            return  # links and directories: the file they name is checked as itself
+        try:
+            with open(pkgfile.path, "rb") as fh:
+                if fh.read(4) != _ELF_MAGIC:
+                    return
+        except OSError:
+            return  # rpmlint reports files it could not extract itself
+        try:
+            result = check_elf(pkgfile.path, path=filename,
+                               options=self.settings.options)
+        except Exception as exc:  # noqa: BLE001  (one file must not end the whole run)
+            self.output.add_info("E", pkg, CHECK_FAILED, filename,
+                                 f"{type(exc).__name__}: {exc}")
+            return
+        for level, tag, details in issues(filename, result, self.settings):
+            self.output.add_info(level, pkg, tag, details)
