@@ -3,7 +3,8 @@
 # rpmlint needs the rpm Python bindings, which exist only as Debian's python3-rpm, built for
 # Debian's /usr/bin/python3: so this venv is made from that interpreter with the system site
 # packages visible, and gets rpmlint from PyPI and this checkout (editable). Without it the
-# rpmlint tests skip with the reason.
+# rpmlint tests skip with the reason. The shim (sfcheck/integrations/rpmlint_shim.py) goes into
+# that venv's rpmlint so the test of the plain `rpmlint` command runs too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs="rpm python3-rpm python3-venv libmagic1"
@@ -13,4 +14,6 @@ if [ "$(id -u)" = 0 ] && ! { command -v rpmbuild && /usr/bin/python3 -c 'import 
 fi
 { [ -x .venv-rpmlint/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv-rpmlint; } \
   && .venv-rpmlint/bin/pip install -q 'rpmlint>=2,<3' -e . \
+  && .venv-rpmlint/bin/python -m sfcheck.integrations.rpmlint_shim \
+       --config-dir .venv-rpmlint/etc/xdg/rpmlint >/dev/null \
   || echo "note: could not set up .venv-rpmlint; the rpmlint tests will skip"

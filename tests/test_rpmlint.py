@@ -194,3 +194,27 @@ def test_with_rpmlints_own_checks(python: str, rpms: dict[str, Path], tmp_path: 
     run = rpmlint(python, tmp_path, rpms["broken"], only_sframe=False)
     assert ("E", "sframe-header-bad-magic", "/usr/bin/prog") in run.tags(), run.out
     assert run.tags("no-signature")  # rpmlint's own SignatureCheck ran too
+
+
+def test_plain_rpmlint_with_the_shim(python: str, rpms: dict[str, Path], tmp_path: Path) -> None:
+    # The plain `rpmlint` command, as a distribution would run it: the shim module in
+    # rpmlint's checks folder and sframe.toml in an XDG config folder (rpmlint_shim.py).
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    where = subprocess.run([python, "-c", "import rpmlint.checks as c; print(*c.__path__)"],
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    if not (Path(where) / "SFrameCheck.py").exists():
+        pytest.skip(f"the shim is not in {where} (.ci/rpmlint-env.sh installs it: python -m "
+                    "sfcheck.integrations.rpmlint_shim)")
+    script = shutil.which("rpmlint", path=str(Path(python).parent))
+    cmd = [script] if script else [python, "-c", "from rpmlint.cli import lint; lint()"]
+    xdg = tmp_path / "xdg" / "rpmlint"
+    xdg.mkdir(parents=True)
+    shutil.copyfile(ROOT / "sfcheck" / "integrations" / "xdg" / "rpmlint" / "sframe.toml",
+                    xdg / "sframe.toml")
+    env.pop("PYTEST_XDIST_TESTRUNUID", None)
+    env.pop("CONFIG_DISABLE_AUTOLOADING", None)
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "home"), XDG_CONFIG_DIRS=str(xdg.parent))
+    run = Run(subprocess.run([*cmd, "--checks", "SFrameCheck", str(rpms["broken"])], env=env,
+                             capture_output=True, text=True, cwd=tmp_path, timeout=300))
+    assert run.tags() == [("E", "sframe-header-bad-magic", "/usr/bin/prog"),
+                          ("W", "sframe-defect-ld-plt-got-cfa", "/usr/bin/pie")], run.out + run.err
