@@ -16,11 +16,17 @@ from rpmlint.checks.AbstractCheck import AbstractFilesCheck
 from ..checker import check_elf
 from .rpmlint_map import CHECK_FAILED, ConfigError, descriptions, issues, settings
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from rpmlint.config import Config
+    from rpmlint.filter import Filter
+    from rpmlint.pkg import Pkg
+
 _ELF_MAGIC = b"\x7fELF"
 
 
 class SFrameCheck(AbstractFilesCheck):
-    def __init__(self, config, output) -> None:  # noqa: ANN001  (rpmlint's own types)
+    def __init__(self, config: Config, output: Filter) -> None:
         super().__init__(config, output, r".*")
         try:
             self.settings = settings(config.configuration)
@@ -34,7 +40,7 @@ class SFrameCheck(AbstractFilesCheck):
         # also what lets a [Descriptions] entry of the config replace one.
         output.error_details.update(descriptions())
 
-    def check_file(self, pkg, filename: str) -> None:  # noqa: ANN001
+    def check_file(self, pkg: Pkg, filename: str) -> None:
         pkgfile = pkg.files[filename]
         if not stat.S_ISREG(pkgfile.mode):
             return  # links and directories: the file they name is checked as itself
@@ -47,7 +53,7 @@ class SFrameCheck(AbstractFilesCheck):
         try:
             result = check_elf(pkgfile.path, path=filename,
                                options=self.settings.options)
-        except Exception as exc:  # noqa: BLE001  (one file must not end the whole run)
+        except Exception as exc:  # one file must not end the whole run (rpmlint exits 3)
             self.output.add_info("E", pkg, CHECK_FAILED, filename,
                                  f"{type(exc).__name__}: {exc}")
             return
