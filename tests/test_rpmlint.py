@@ -153,7 +153,7 @@ def test_explain_shows_the_catalogue(python: str, tmp_path: Path) -> None:
     run = rpmlint(python, tmp_path, "--explain", "sframe-header-bad-magic",
                   "sframe-unreadable-elf")
     text = " ".join(run.out.split())
-    assert text.startswith("sframe-header-bad-magic: Bad magic number. "), run.out
+    assert text.startswith("sframe-header-bad-magic: bad magic number. "), run.out
     assert " ".join(RULES["header-bad-magic"].explanation.split()) in text
     assert "Fix: " + RULES["header-bad-magic"].hint in text
     assert "sframe-unreadable-elf: The file starts like an ELF file" in text

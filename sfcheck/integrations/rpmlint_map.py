@@ -115,7 +115,8 @@ def issues(path: str, result: FileResult, s: Settings) -> Iterator[tuple[str, st
 def descriptions() -> dict[str, str]:
     """`rpmlint --explain TAG` text for every tag: the rule's explanation from sfcheck's
     catalogue, its fix and its default severity."""
-    out = {tag(r.id): f"{r.title[0].upper()}{r.title[1:]}. {r.explanation} Fix: {r.hint} "
+    # The title as written (it may start with a tool's name: "ld's .plt.got FDE ...").
+    out = {tag(r.id): f"{r.title}. {r.explanation} Fix: {r.hint} "
                       f"(sfcheck rule {r.id}, group {r.group}, default severity "
                       f"{r.severity}; `sfcheck explain {r.id}` adds what each consumer "
                       "profile says.)"
