@@ -137,6 +137,12 @@ def test_filter_silences_a_tag(python: str, rpms: dict[str, Path], tmp_path: Pat
                   config='Filters = ["sframe-defect-ld-plt-got-cfa"]\n')
     assert run.tags() == [BROKEN[0], BROKEN[2]], run.out
     assert "1 errors, 1 warnings, 1 filtered" in run.out
+    # The same through an rpmlintrc (what OBS packages carry), with a regex on the detail.
+    rc = tmp_path / "broken.rpmlintrc"
+    rc.write_text('addFilter("sframe-unreadable-elf /usr/lib64/libcut\\.so")\n')
+    run = rpmlint(python, tmp_path, "-r", rc, rpms["broken"])
+    assert run.tags() == BROKEN[:2], run.out
+    assert "unused-rpmlintrc-filter" not in run.out
 
 
 def test_scoring_makes_a_warning_an_error_with_badness(python: str, rpms: dict[str, Path],
