@@ -229,3 +229,23 @@ def test_plain_rpmlint_with_the_shim(python: str, rpms: dict[str, Path], tmp_pat
     run = Run(subprocess.run([*cmd, "--checks", "SFrameCheck", str(rpms["broken"])], env=env,
                              capture_output=True, text=True, cwd=tmp_path, timeout=300))
     assert run.tags() == BROKEN, run.out + run.err
+
+
+def test_sfcheck_failure_is_a_tag_not_a_fatal_error(python: str, rpms: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    # A bug in sfcheck (here: check_elf raising) is reported per file and the run goes on;
+    # unhandled, rpmlint would end with "fatal error while reading" and status 3.
+    code = ("import sys; from sfcheck.integrations import rpmlint_run as r; r.install(); "
+            "from sfcheck.integrations import rpmlint_check as c\n"
+            "def boom(*a, **k): raise ZeroDivisionError('injected')\n"
+            "c.check_elf = boom; sys.argv[0] = 'rpmlint'; from rpmlint.cli import lint; lint()")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_XDIST_TESTRUNUID", "CONFIG_DISABLE_AUTOLOADING")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
+    run = Run(subprocess.run([python, "-c", code, "--checks", "SFrameCheck", str(rpms["broken"])],
+                             env=env, capture_output=True, text=True, cwd=tmp_path, timeout=300))
+    assert run.tags() == [("E", "sframe-check-failed", p) for p in
+                          ("/usr/bin/pie", "/usr/bin/prog", "/usr/lib64/libcut.so")], run.out
+    (one,) = [i for i in run.issues if i["details"].startswith("/usr/bin/pie ")]
+    assert one["details"] == "/usr/bin/pie ZeroDivisionError: injected"
+    assert "Traceback" not in run.err and run.rc == 64
