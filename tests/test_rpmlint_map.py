@@ -12,6 +12,7 @@ from sfcheck.integrations.rpmlint_map import (
     ConfigError,
     Settings,
     descriptions,
+    failed,
     issues,
     settings,
 )
@@ -97,3 +98,8 @@ def test_every_rule_has_a_description() -> None:
     d = descriptions()
     assert {t for t in d if t.startswith("sframe-")} >= {f"sframe-{r}" for r in RULES}
     assert RULES["fde-overlap"].explanation in d["sframe-fde-overlap"]
+
+
+def test_failure_detail_is_escaped() -> None:
+    assert failed("/usr/bin/a b", ValueError("x\ny")) == (
+        "E", "sframe-check-failed", "/usr/bin/a b ValueError: x\\x0ay")

@@ -14,7 +14,7 @@ import sys
 from rpmlint.checks.AbstractCheck import AbstractFilesCheck
 
 from ..checker import check_elf
-from .rpmlint_map import CHECK_FAILED, ConfigError, descriptions, issues, settings
+from .rpmlint_map import ConfigError, descriptions, failed, issues, settings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ class SFrameCheck(AbstractFilesCheck):
             result = check_elf(pkgfile.path, path=filename,
                                options=self.settings.options)
         except Exception as exc:  # one file must not end the whole run (rpmlint exits 3)
-            self.output.add_info("E", pkg, CHECK_FAILED, filename,
-                                 f"{type(exc).__name__}: {exc}")
-            return
-        for level, tag, details in issues(filename, result, self.settings):
+            found = [failed(filename, exc)]
+        else:
+            found = list(issues(filename, result, self.settings))
+        for level, tag, details in found:
             self.output.add_info(level, pkg, tag, details)

@@ -112,6 +112,11 @@ def issues(path: str, result: FileResult, s: Settings) -> Iterator[tuple[str, st
         yield LEVELS[f.severity], tag(f.rule), text
 
 
+def failed(path: str, exc: Exception) -> tuple[str, str, str]:
+    """The issue for a file sfcheck raised on (a bug in sfcheck, reported, never hidden)."""
+    return "E", CHECK_FAILED, escape(f"{path} {type(exc).__name__}: {exc}")
+
+
 def descriptions() -> dict[str, str]:
     """`rpmlint --explain TAG` text for every tag: the rule's explanation from sfcheck's
     catalogue, its fix and its default severity."""
