@@ -48,7 +48,8 @@ def license_metadata() -> dict[str, str]:
 
 setup(
     packages=find_packages(include=["sfcheck*"]),
-    package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"]},
+    package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"],
+                  "sfcheck.integrations": ["xdg/rpmlint/*.toml"]},  # rpmlint's config
     ext_modules=[Extension("sfcheck._frewalk", ["sfcheck/_frewalk.c"], optional=True)],
     cmdclass={"build_py": BuildPyWithData},
     data_files=[("share/man/man1", [MAN_PAGE]),
