@@ -1,0 +1,186 @@
+"""Rewrites the parts of README.md and docs/*.md that mirror the command line, from the
+command line itself, so the documentation cannot drift from it.
+
+A generated region is
+
+    <!-- generated: WHAT -->
+    ...
+    <!-- end -->
+
+where WHAT is `profiles` (`sfcheck profiles` as a table), `rules` (`sfcheck rules`
+counted per group and severity), `exit-status` (the exit status list of `sfcheck check
+--help`), `options COMMAND` (that command's options and their help) or `output ARGS...`
+(what `sfcheck ARGS...` prints, run from the current directory: a checkout).
+
+    python -m sfcheck.docgen            rewrite README.md and docs/*.md in place
+    python -m sfcheck.docgen --check    exit 1 naming the files that differ
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import cli
+
+REGION = re.compile(r"(<!-- generated: (?P<what>[^>]*?) -->\n)(?P<body>.*?)(<!-- end -->)",
+                    re.S)
+# The environment generated output is produced in: no colour, a fixed width.
+OUTPUT_ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
+
+
+def _cli_output(argv: list[str]) -> str:
+    """What `sfcheck ARGV` prints on stdout, run in this process (argparse's --help
+    exits through SystemExit)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        cli.main(argv)
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+
+
+def profiles() -> list[str]:
+    """`sfcheck profiles`: its columns start where its header's words do."""
+    lines = _cli_output(["profiles"]).splitlines()
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", header)]
+    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        cells[0] = f"`{cells[0]}`"
+        rows.append(cells)
+    return [*_table([n.lower() for n in names], rows), "",
+            *[line for line in lines[len(rows) + 1:] if line.strip()]]
+
+
+def rules() -> list[str]:
+    """`sfcheck rules` counted per group and default severity."""
+    counts: dict[str, dict[str, int]] = {}
+    group = ""
+    for line in _cli_output(["rules"]).splitlines():
+        if not line.startswith(" "):
+            group = line.rstrip(":")
+            counts[group] = {}
+        else:
+            severity = line.split()[1]
+            counts[group][severity] = counts[group].get(severity, 0) + 1
+    severities = sorted({s for c in counts.values() for s in c},
+                        key=["error", "warning", "info"].index)
+    rows = [[f"`{g}`", str(sum(c.values())), *(str(c.get(s, 0)) for s in severities)]
+            for g, c in counts.items()]
+    rows.append(["all", str(sum(int(r[1]) for r in rows)),
+                 *(str(sum(c.get(s, 0) for c in counts.values())) for s in severities)])
+    return _table(["group", "rules", *severities], rows)
+
+
+def exit_status() -> list[str]:
+    """The `exit status:` list of `sfcheck check --help`, and the note after it."""
+    text = _cli_output(["check", "--help"])
+    lines = text[text.index("exit status:"):].splitlines()[1:]
+    rows: list[list[str]] = []
+    after: list[str] = []
+    for line in lines:
+        m = re.match(r"\s*(\d+)\s+(.*)", line)
+        if m and not after:
+            rows.append([m[1], m[2]])
+        elif line.startswith("    ") and rows and not after:
+            rows[-1][1] += " " + line.strip()
+        elif line.strip():
+            after.append(line.strip())
+    return [*_table(["status", "meaning"], rows), *([""] + [" ".join(after)] if after else [])]
+
+
+def options(command: str) -> list[str]:
+    """A command's options as its --help gives them (invocation and help text)."""
+    parser = cli.build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    cmd = sub.choices[command]
+    fmt = cmd._get_formatter()
+    rows = [[f"`{fmt._format_action_invocation(a)}`", fmt._expand_help(a)]
+            for a in cmd._actions if a.option_strings and a.help != argparse.SUPPRESS
+            and not isinstance(a, argparse._HelpAction)]
+    return _table(["option", "meaning"], rows)
+
+
+def output(args: list[str]) -> list[str]:
+    """What `sfcheck ARGS` prints (stdout, then stderr) in a fenced block, in a fresh
+    process as a user runs it."""
+    env = {**os.environ, **OUTPUT_ENV}
+    res = subprocess.run([sys.executable, "-m", "sfcheck", *args], capture_output=True,
+                         text=True, env=env, timeout=120)
+    body = (res.stdout + res.stderr).rstrip("\n")
+    return ["```text", *body.splitlines(), "```"]
+
+
+GENERATORS: dict[str, Callable[[list[str]], list[str]]] = {
+    "profiles": lambda _: profiles(),
+    "rules": lambda _: rules(),
+    "exit-status": lambda _: exit_status(),
+    "options": lambda a: options(a[0]),
+    "output": lambda a: output(a[1:] if a and a[0] == "sfcheck" else a),
+}
+
+
+def render(what: str) -> str:
+    kind, *args = shlex.split(what)
+    if kind not in GENERATORS:
+        raise ValueError(f"unknown generated region {what!r} (one of {', '.join(GENERATORS)})")
+    return "\n".join(GENERATORS[kind](args)) + "\n"
+
+
+def rewrite(text: str) -> str:
+    return REGION.sub(lambda m: m[1] + render(m["what"]) + m[4], text)
+
+
+def default_files(root: Path) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sfcheck.docgen",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 naming the files that differ")
+    parser.add_argument("files", nargs="*", type=Path,
+                        help="default: README.md and docs/*.md of the current directory")
+    args = parser.parse_args(argv)
+    stale = []
+    for path in args.files or default_files(Path.cwd()):
+        if not path.exists():
+            continue
+        old = path.read_text(encoding="utf-8")
+        new = rewrite(old)
+        if new != old:
+            stale.append(str(path))
+            if not args.check:
+                path.write_text(new, encoding="utf-8")
+    if args.check and stale:
+        print(f"out of date: {', '.join(stale)}; run `python -m sfcheck.docgen`",
+              file=sys.stderr)
+        return 1
+    for name in stale:
+        print(f"rewrote {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
