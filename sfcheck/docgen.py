@@ -7,7 +7,8 @@ A generated region is
     ...
     <!-- end -->
 
-where WHAT is `profiles` (`sfcheck profiles` as a table), `rules` (`sfcheck rules`
+where WHAT is `commands` (the commands of `sfcheck --help`), `profiles` (`sfcheck
+profiles` as a table), `rules` (`sfcheck rules`
 counted per group and severity), `exit-status` (the exit status list of `sfcheck check
 --help`), `options COMMAND` (that command's options and their help) or `output ARGS...`
 (what `sfcheck ARGS...` prints, run from the current directory: a checkout).
@@ -121,6 +122,14 @@ def options(command: str) -> list[str]:
     return _table(["option", "meaning"], rows)
 
 
+def commands() -> list[str]:
+    """The commands `sfcheck --help` lists, with their one-line help."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    rows = [[f"`sfcheck {a.dest}`", a.help or ""] for a in sub._choices_actions]
+    return _table(["command", "what it does"], rows)
+
+
 def output(args: list[str]) -> list[str]:
     """What `sfcheck ARGS` prints (stdout, then stderr) in a fenced block, in a fresh
     process as a user runs it."""
@@ -132,6 +141,7 @@ def output(args: list[str]) -> list[str]:
 
 
 GENERATORS: dict[str, Callable[[list[str]], list[str]]] = {
+    "commands": lambda _: commands(),
     "profiles": lambda _: profiles(),
     "rules": lambda _: rules(),
     "exit-status": lambda _: exit_status(),

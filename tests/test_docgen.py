@@ -31,7 +31,14 @@ def test_generated_regions_are_current(doc) -> None:
 def test_readme_has_every_cli_table() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     kinds = {m["what"] for m in docgen.REGION.finditer(text)}
-    assert {"profiles", "rules", "exit-status", "options check", "options dump"} <= kinds
+    assert {"commands", "profiles", "rules", "exit-status", "options check",
+            "options dump"} <= kinds
+
+
+def test_command_table_has_every_subcommand() -> None:
+    rows = [line for line in docgen.commands() if line.startswith("| `sfcheck ")]
+    assert sorted(r.split("`")[1].split()[1] for r in rows) == sorted(cli.SUBCOMMANDS)
+    assert any("| `sfcheck unwind` | backtrace every thread" in r for r in rows)
 
 
 def test_output_regions_follow_the_example_they_quote() -> None:
