@@ -8,10 +8,10 @@ A generated region is
     <!-- end -->
 
 where WHAT is `commands` (the commands of `sfcheck --help`), `profiles` (`sfcheck
-profiles` as a table), `rules` (`sfcheck rules`
-counted per group and severity), `exit-status` (the exit status list of `sfcheck check
---help`), `options COMMAND` (that command's options and their help) or `output ARGS...`
-(what `sfcheck ARGS...` prints, run from the current directory: a checkout).
+profiles` as a table), `rules` (`sfcheck rules` counted per group and severity), `rules GROUP`
+(that group's rules), `exit-status` (the exit status list of `sfcheck check --help`),
+`options COMMAND` (that command's options and their help) or `output ARGS...` (what
+`sfcheck ARGS...` prints, run from the current directory: a checkout).
 
     python -m sfcheck.docgen            rewrite README.md and docs/*.md in place
     python -m sfcheck.docgen --check    exit 1 naming the files that differ
@@ -73,17 +73,33 @@ def profiles() -> list[str]:
             *[line for line in lines[len(rows) + 1:] if line.strip()]]
 
 
-def rules() -> list[str]:
-    """`sfcheck rules` counted per group and default severity."""
-    counts: dict[str, dict[str, int]] = {}
+def _rule_lines() -> dict[str, list[tuple[str, str, str]]]:
+    """`sfcheck rules`: group -> (id, severity, title) in the order printed."""
+    groups: dict[str, list[tuple[str, str, str]]] = {}
     group = ""
     for line in _cli_output(["rules"]).splitlines():
         if not line.startswith(" "):
             group = line.rstrip(":")
-            counts[group] = {}
+            groups[group] = []
         else:
-            severity = line.split()[1]
-            counts[group][severity] = counts[group].get(severity, 0) + 1
+            rule_id, severity, title = line.split(None, 2)
+            groups[group].append((rule_id, severity, title))
+    return groups
+
+
+def rules(group: str | None = None) -> list[str]:
+    """`sfcheck rules` counted per group and default severity; or one group's rules."""
+    groups = _rule_lines()
+    if group is not None:
+        if group not in groups:
+            raise ValueError(f"no rule group {group!r} (one of {', '.join(groups)})")
+        return _table(["rule", "severity", "what it says"],
+                      [[f"`{i}`", sev, title] for i, sev, title in groups[group]])
+    counts: dict[str, dict[str, int]] = {}
+    for name, members in groups.items():
+        counts[name] = {}
+        for _, severity, _ in members:
+            counts[name][severity] = counts[name].get(severity, 0) + 1
     severities = sorted({s for c in counts.values() for s in c},
                         key=["error", "warning", "info"].index)
     rows = [[f"`{g}`", str(sum(c.values())), *(str(c.get(s, 0)) for s in severities)]
@@ -143,7 +159,7 @@ def output(args: list[str]) -> list[str]:
 GENERATORS: dict[str, Callable[[list[str]], list[str]]] = {
     "commands": lambda _: commands(),
     "profiles": lambda _: profiles(),
-    "rules": lambda _: rules(),
+    "rules": lambda a: rules(a[0] if a else None),
     "exit-status": lambda _: exit_status(),
     "options": lambda a: options(a[0]),
     "output": lambda a: output(a[1:] if a and a[0] == "sfcheck" else a),

@@ -81,6 +81,16 @@ def test_rule_counts_add_up_to_the_registry() -> None:
     assert int(total[3]) == errors
 
 
+def test_one_group_lists_its_rules_in_cli_order() -> None:
+    from sfcheck.rules import RULES
+
+    rows = [line for line in docgen.rules("defect") if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == [r.id for r in RULES.values()
+                                               if r.group == "defect"]
+    with pytest.raises(ValueError, match="no rule group"):
+        docgen.rules("nonsense")
+
+
 def test_exit_status_rows_are_the_help_epilog() -> None:
     rows = [line for line in docgen.exit_status() if re.match(r"\| \d+ \|", line)]
     statuses = [int(r.split("|")[1]) for r in rows]
