@@ -56,21 +56,44 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
 
 
-def profiles() -> list[str]:
-    """`sfcheck profiles`: its columns start where its header's words do."""
-    lines = _cli_output(["profiles"]).splitlines()
+def profiles(printed: str | None = None) -> list[str]:
+    """`sfcheck profiles` (or `printed`, text in its layout) as a table: its columns start
+    where its header's words do; a line with an empty first column continues the row above;
+    a `Sources:` list after the table (NAME: SOURCE) becomes a column of its own."""
+    lines = (_cli_output(["profiles"]) if printed is None else printed).splitlines()
     header = lines[0]
     starts = [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", header)]
-    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
-    rows = []
-    for line in lines[1:]:
-        if not line.strip():
-            break
-        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
-        cells[0] = f"`{cells[0]}`"
-        rows.append(cells)
-    return [*_table([n.lower() for n in names], rows), "",
-            *[line for line in lines[len(rows) + 1:] if line.strip()]]
+    spans = list(zip(starts, [*starts[1:], None], strict=True))
+    names = [header[a:b].strip().lower() for a, b in spans]
+    rows: list[list[str]] = []
+    i = 1
+    while i < len(lines) and lines[i].strip():
+        cells = [lines[i][a:b].strip() for a, b in spans]
+        if cells[0] or not rows:
+            rows.append(cells)
+        else:  # a wrapped cell
+            rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells, strict=True)]
+        i += 1
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    name = None
+    for line in lines[i:]:
+        if line.strip() == "Sources:":
+            name = ""
+        elif name is not None and re.match(r"  \S", line):
+            name, _, text = line.strip().partition(": ")
+            sources[name] = text
+        elif name and line.startswith("    "):
+            sources[name] += " " + line.strip()
+        elif line.strip():
+            name = None
+            notes.append(line.strip())
+    if sources:
+        names.append("source")
+        rows = [[*r, sources.get(r[0], "-")] for r in rows]
+    for r in rows:
+        r[0] = f"`{r[0]}`"
+    return [*_table(names, rows), *([""] + [" ".join(notes)] if notes else [])]
 
 
 def _rule_lines() -> dict[str, list[tuple[str, str, str]]]:

@@ -61,14 +61,35 @@ def test_profile_table_has_every_profile_and_its_cells() -> None:
     lines = docgen.profiles()
     rows = [line for line in lines if line.startswith("| `")]
     assert [r.split("|")[1].strip().strip("`") for r in rows] == list(PROFILES)
-    cli_lines = cli.profile_table()
-    for row, printed in zip(rows, cli_lines[1:], strict=False):
-        # Every cell is a piece of the printed line, in the same order.
+    printed = " ".join("\n".join(cli.profile_table()).split())
+    for row in rows:  # every cell is text `sfcheck profiles` prints, wrapping undone
         cells = [c.strip().strip("`").replace("\\|", "|")
                  for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-        pos = 0
+        assert len(cells) == len(lines[0].split("|")) - 2
         for cell in cells:
-            pos = printed.index(cell, pos) + len(cell)
+            assert cell in printed, cell
+    kernel = next(r for r in rows if r.startswith("| `kernel` |"))
+    assert "dylanbhatch/linux" in kernel  # each profile's source in its own row
+
+
+def test_profile_table_reads_wrapped_rows_and_a_sources_list() -> None:
+    printed = ("PROFILE  VERSIONS  ALSO REJECTS\n"
+               "kernel   v3        auxhdr, num_fdes/num_fres 0,\n"
+               "                   equal FDE starts\n"
+               "llvm-22  v2        -\n"
+               "\n"
+               "Sources:\n"
+               "  kernel: linux:kernel/unwind/sframe.c@1234 (a long\n"
+               "    source)\n"
+               "  llvm-22: SFrameParser.cpp\n"
+               "\n"
+               "`sfcheck profiles NAME` prints more.\n")
+    assert docgen.profiles(printed) == [
+        "| profile | versions | also rejects | source |", "|---|---|---|---|",
+        "| `kernel` | v3 | auxhdr, num_fdes/num_fres 0, equal FDE starts "
+        "| linux:kernel/unwind/sframe.c@1234 (a long source) |",
+        "| `llvm-22` | v2 | - | SFrameParser.cpp |", "",
+        "`sfcheck profiles NAME` prints more."]
 
 
 def test_rule_counts_add_up_to_the_registry() -> None:
