@@ -150,3 +150,16 @@ def test_readme_opens_with_a_short_quick_start() -> None:
     runs = " ".join(b.script for b in quick if b.shell)
     for step in ("-Wa,--gsframe", "sfcheck unwind --core", "--waivers", ".deb"):
         assert step in runs, f"the quick start lacks {step}"
+
+
+def test_notes_bind_to_the_block_right_below_them(tmp_path: Path) -> None:
+    doc = tmp_path / "x.md"
+    doc.write_text("<!-- exit: 1 -->\n<!-- needs: gcc -->\n```sh\nfalse\n```\n"
+                   "<!-- exit: 2 -->\n\n```console\n$ sfcheck a\noutput\n$ sfcheck b\n```\n"
+                   "<!-- file: w.toml -->\n~~~toml\nx = 1\n~~~\n")
+    first, second, third = blocks(doc)
+    assert (first.line, first.notes, first.script) == (3, {"exit": "1", "needs": "gcc"},
+                                                       "false\n")
+    assert second.notes == {} and second.script == "sfcheck a\nsfcheck b\n"  # blank line: unbound
+    assert (third.lang, third.notes, third.text, third.shell) == ("toml", {"file": "w.toml"},
+                                                                  "x = 1\n", False)
