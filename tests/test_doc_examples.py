@@ -24,7 +24,9 @@ from doc_examples import KEYS, Block, all_blocks, blocks
 from helpers import ROOT
 
 BIN = Path(sys.executable).parent
-FIXTURES = {"deb", "rpm"}  # what `needs:` may name besides a program on PATH
+# What `needs:` may name besides a program on PATH: a package the test builds, with the
+# program that builds it.
+FIXTURES = {"deb": "dpkg-deb", "rpm": "rpmbuild"}
 LIB = "usr/lib/x86_64-linux-gnu/libcorpus.so.1"
 SHELL_BLOCKS = [b for b in all_blocks() if b.shell]
 
@@ -61,8 +63,9 @@ class Workspace:
 
     def missing(self, block: Block) -> str | None:
         for need in block.notes.get("needs", "").split():
-            if need not in FIXTURES and shutil.which(need, path=self.env()["PATH"]) is None:
-                return f"{need} is not installed"
+            program = FIXTURES.get(need, need)
+            if shutil.which(program, path=self.env()["PATH"]) is None:
+                return f"{program} is not installed"
         return None
 
     def run(self, block: Block) -> subprocess.CompletedProcess[str]:
