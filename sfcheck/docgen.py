@@ -171,12 +171,13 @@ def commands() -> list[str]:
 
 def output(args: list[str]) -> list[str]:
     """What `sfcheck ARGS` prints (stdout, then stderr) in a fenced block, in a fresh
-    process as a user runs it."""
+    process as a user runs it, without trailing blanks."""
     env = {**os.environ, **OUTPUT_ENV}
     res = subprocess.run([sys.executable, "-m", "sfcheck", *args], capture_output=True,
                          text=True, env=env, timeout=120)
     body = (res.stdout + res.stderr).rstrip("\n")
-    return ["```text", *body.splitlines(), "```"]
+    # Trailing blanks (objdump's columns) are dropped: editors strip them from Markdown.
+    return ["```text", *(line.rstrip() for line in body.splitlines()), "```"]
 
 
 GENERATORS: dict[str, Callable[[list[str]], list[str]]] = {
