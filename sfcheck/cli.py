@@ -61,7 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)
         return EXIT_USAGE
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
-                        progress=progress_stream(args.quiet))
+                        progress=progress_stream(args.quiet), waivers=waivers)
     result = scan(paths, config)
     if waivers:
         result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
