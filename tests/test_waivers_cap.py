@@ -53,6 +53,12 @@ def test_unwaived_error_survives_the_cap(tmp_path: Path) -> None:
     assert dropped > 0 and f"{dropped} of them waived" in capped.message
     # The waiver covered findings (kept and dropped): not listed as unused.
     assert apply_waivers([res], waivers) == []
+    # A waiver whose findings the cap all left out still counts as used.
+    both = parse_waivers(WAIVERS + WAIVERS.replace("elf-fde-outside-text",
+                                                   "header-flags-unknown"))
+    res = check_elf(path, waivers=both)
+    assert all(f.rule != "header-flags-unknown" for f in res.findings)
+    assert res.waivers_used == {1, 2} and apply_waivers([res], both) == []
     # Without waivers the same file keeps errors by severity only (the flag error may go).
     assert len(check_elf(path).findings) == MAX_PER_FILE + 1
 
