@@ -39,7 +39,7 @@ from sfcheck.elfmodel import (
     TextRange,
 )
 from sfcheck.errors import ElfError
-from sfcheck.fileio import InputFileError, map_regular, open_regular
+from sfcheck.fileio import FileView, InputFileError, open_regular
 from sfcheck.record import Record
 from sfcheck.result import CUT_MARK, clip
 
@@ -211,9 +211,10 @@ def load_elf(
     (:class:`CfiView`).  Raises :class:`ElfError` on any problem with the SFrame side;
     `.eh_frame` problems only set ``cfi.error``.
     """
-    owned: mmap.mmap | None = None
+    owned: FileView | None = None
+    data: Buffer | FileView
     if isinstance(source, bytes | bytearray | mmap.mmap):
-        data: Buffer = source
+        data = source
         label = name if name is not None else "<bytes>"
     elif isinstance(source, memoryview):
         label = name if name is not None else "<bytes>"
@@ -223,17 +224,19 @@ def load_elf(
     else:
         label = name if name is not None else os.fsdecode(source)
         try:
-            mapped = map_regular(source)
+            # Read, not mapped: a file truncated while it is checked must be one file's
+            # error ("changed while read"), not a SIGBUS that kills the scan.
+            owned = data = FileView(source)
         except InputFileError as exc:
             raise ElfError(exc.message, label) from None
-        data = mapped
-        owned = mapped if isinstance(mapped, mmap.mmap) else None
     try:
         if bytes(data[:4]) != ELF_MAGIC:
             raise ElfError("not an ELF file", label)
         return _Loader(data, label).load(cfi)
     except ElfError:
         raise
+    except InputFileError as exc:  # FileView: changed while read, or an I/O error
+        raise ElfError(exc.message, label) from None
     except _PARSE_ERRORS as exc:
         # `from None`: callers get one clean ElfError, not a pyelftools chain.
         raise ElfError(f"cannot parse ELF: {type(exc).__name__}: {exc}", label) from None
@@ -432,7 +435,7 @@ def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
 class _Loader:
     """One load_elf() call: the file bytes plus the decoded header tables."""
 
-    def __init__(self, data: Buffer, label: str) -> None:
+    def __init__(self, data: Buffer | FileView, label: str) -> None:
         self.data = data
         self.size = len(data)
         self.label = label
@@ -454,7 +457,8 @@ class _Loader:
         self.order = "<" if self.little else ">"
         self.byteorder: Literal["little", "big"] = "little" if self.little else "big"
         fields = struct.unpack_from(
-            self.order + ("HHIQQQIHHHHHH" if self.elfclass == 64 else "HHIIIIIHHHHHH"), data, 16)
+            self.order + ("HHIQQQIHHHHHH" if self.elfclass == 64 else "HHIIIIIHHHHHH"),
+            bytes(data[16:ehsize]))
         (self.e_type, self.machine, _version, _entry, self.e_phoff, self.e_shoff, _flags,
          _ehsize, self.e_phentsize, self.e_phnum, self.e_shentsize, self.e_shnum,
          self.e_shstrndx) = fields
@@ -499,11 +503,11 @@ class _Loader:
 
     # -- header tables ---------------------------------------------------
 
-    def _parse_shdr(self, index: int, off: int) -> _Shdr:
+    def _parse_shdr(self, index: int, table: bytes, off: int) -> _Shdr:
         if self.elfclass == 64:
-            fields = struct.unpack_from(self.order + "IIQQQQIIQQ", self.data, off)
+            fields = struct.unpack_from(self.order + "IIQQQQIIQQ", table, off)
         else:
-            fields = struct.unpack_from(self.order + "IIIIIIIIII", self.data, off)
+            fields = struct.unpack_from(self.order + "IIIIIIIIII", table, off)
         name_off, sh_type, flags, addr, offset, size, link, info, align, entsize = fields
         return _Shdr(
             index, name_off, sh_type, flags, addr, offset, size, link, info, entsize, align
@@ -520,9 +524,11 @@ class _Loader:
         # sh_size" (more than 0xff00 sections).
         self._table_check("section header table", shoff, 1, shentsize, minsize)
         if shnum == 0:
-            shnum = self._parse_shdr(0, shoff).size
+            shnum = self._parse_shdr(0, self._bytes(shoff, minsize, "section header 0"), 0).size
         self._table_check("section header table", shoff, shnum, shentsize, minsize)
-        return [self._parse_shdr(i, shoff + i * shentsize) for i in range(shnum)]
+        # One read of the whole table (bounded like a section): a file is read, not mapped.
+        table = self._bytes(shoff, shnum * shentsize, "section header table")
+        return [self._parse_shdr(i, table, i * shentsize) for i in range(shnum)]
 
     def _section_names(self, shdrs: list[_Shdr]) -> list[str]:
         if not shdrs:
@@ -564,16 +570,17 @@ class _Loader:
             return []
         minsize = 56 if self.elfclass == 64 else 32
         self._table_check("program header table", phoff, phnum, phentsize, minsize)
+        table = self._bytes(phoff, phnum * phentsize, "program header table")
         out = []
         for i in range(phnum):
-            off = phoff + i * phentsize
+            off = i * phentsize
             if self.elfclass == 64:
                 p_type, flags, offset, vaddr, _pa, filesz, memsz, _al = struct.unpack_from(
-                    self.order + "IIQQQQQQ", self.data, off
+                    self.order + "IIQQQQQQ", table, off
                 )
             else:
                 p_type, offset, vaddr, _pa, filesz, memsz, flags, _al = struct.unpack_from(
-                    self.order + "IIIIIIII", self.data, off
+                    self.order + "IIIIIIII", table, off
                 )
             out.append(_Phdr(i, p_type, flags, offset, vaddr, filesz, memsz))
         return out
