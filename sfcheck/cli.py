@@ -51,6 +51,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         options.validate()
         waivers = load_waivers(args.waivers) if args.waivers else []
         limits = Limits(args.max_archive_bytes, args.max_archive_members)
+        from .inputs.spill import tmpdir_problem
+        if (problem := tmpdir_problem()) is not None:  # never a silent fallback to /tmp
+            raise ValueError(f"{problem} (temporary copies of large archive members go "
+                             "there)")
         paths = list(args.files)
         if args.from_file:
             paths += read_path_list(args.from_file)
