@@ -140,6 +140,11 @@ _RELOC_TYPES: dict[int, dict[int, tuple[str, int, bool]]] = {
     },
 }
 
+# One relocation, resolved: (r_offset, width, pc-relative, st_value, index of the section
+# the symbol is relative to or 0, addend or None for REL).
+_Reloc = tuple[int, int, bool, int, int, "int | None"]
+_MASKS = {4: (1 << 32) - 1, 8: (1 << 64) - 1}
+
 # What a damaged table can still raise from inside the bounded struct reads.
 _PARSE_ERRORS = (
     struct.error,
@@ -439,6 +444,8 @@ class _Loader:
         self.data = data
         self.size = len(data)
         self.label = label
+        self._symtabs: dict[int, bytes] = {}  # symbol tables read for relocations
+        self._plans: dict[int, list[_Reloc]] = {}  # section index -> its relocations
         # Say plainly that the header is cut short.
         ehsize = {1: 52, 2: 64}.get(data[4] if len(data) > 4 else 0)
         if ehsize is None:
@@ -610,48 +617,73 @@ class _Loader:
             else:
                 yield r_offset, r_info >> 8, r_info & 0xFF, addend
 
-    def _symbol_value(
-        self,
-        shdrs: list[_Shdr],
-        names: list[str],
-        symtab_index: int,
-        sym: int,
-        where: str,
-        bases: dict[int, int] | None = None,
-    ) -> int:
-        """S for a relocation: st_value, plus its section's address if it has one."""
-        if sym == 0:
-            return 0  # STN_UNDEF
-        if not 0 < symtab_index < len(shdrs) or shdrs[symtab_index].type not in (
-            SHT_SYMTAB,
-            SHT_DYNSYM,
-        ):
-            raise self._fail(f"{where}: symbol {sym} but sh_link {symtab_index} is no symbol table")
-        st = shdrs[symtab_index]
-        symtab = self._section_bytes(st, names[symtab_index])
-        entsize = 24 if self.elfclass == 64 else 16
-        if (sym + 1) * entsize > len(symtab):
-            raise self._fail(
-                f"{where}: bad symbol index {sym} "
-                f"({len(symtab) // entsize} symbols in {names[symtab_index]})"
-            )
-        if self.elfclass == 64:
-            _n, _i, _o, shndx, value, _s = struct.unpack_from(
-                self.order + "IBBHQQ", symtab, sym * entsize
-            )
-        else:
-            _n, value, _s, _i, _o, shndx = struct.unpack_from(
-                self.order + "IIIBBH", symtab, sym * entsize
-            )
-        if SHN_UNDEF < shndx < SHN_LORESERVE:
-            if shndx >= len(shdrs):
-                raise self._fail(f"{where}: symbol {sym} refers to missing section {shndx}")
-            # Section symbols (and symbols defined in a section) are relative
-            # to that section; in .o files sh_addr is 0, but be general.
-            value += shdrs[shndx].addr if bases is None else bases.get(shndx, 0)
-        # SHN_ABS/SHN_COMMON/SHN_XINDEX: use st_value as is (SHN_XINDEX would
-        # need .symtab_shndx; SFrame relocations never use such symbols).
-        return value
+    def _symtab(self, shdrs: list[_Shdr], names: list[str], index: int, where: str,
+                sym: int) -> bytes:
+        """The symbol table `index` a relocation section links to, read once per file:
+        100k relocations against a 4 MB table copied it 100k times (~70 s for 6 MB)."""
+        if not 0 < index < len(shdrs) or shdrs[index].type not in (SHT_SYMTAB, SHT_DYNSYM):
+            raise self._fail(f"{where}: symbol {sym} but sh_link {index} is no symbol table")
+        symtab = self._symtabs.get(index)
+        if symtab is None:
+            symtab = self._symtabs[index] = self._section_bytes(shdrs[index], names[index])
+        return symtab
+
+    def _reloc_plan(self, sf: _Shdr, shdrs: list[_Shdr], names: list[str]) -> list[_Reloc]:
+        """Every REL/RELA relocation targeting ``sf``, checked and resolved in one pass,
+        once per file (the .sframe and .eh_frame are relocated for more than one layout).
+
+        A symbol defined in a section is relative to it (in .o files sh_addr is 0, but be
+        general); SHN_ABS/SHN_COMMON/SHN_XINDEX symbols are used as they are (SHN_XINDEX
+        would need .symtab_shndx; SFrame relocations never use such symbols)."""
+        plan = self._plans.get(sf.index)
+        if plan is not None:
+            return plan
+        plan = []
+        types = _RELOC_TYPES.get(self.machine, {})
+        is64 = self.elfclass == 64
+        entsize = 24 if is64 else 16
+        unpack = struct.Struct(self.order + ("IBBHQQ" if is64 else "IIIBBH")).unpack_from
+        for rs in shdrs:
+            if rs.type not in (SHT_REL, SHT_RELA) or rs.info != sf.index:
+                continue
+            rname = names[rs.index] or f"#{rs.index}"
+            symtab, count = None, 0
+            for j, (r_offset, sym, rtype, addend) in enumerate(self._iter_relocs(rs, rname)):
+                kind = types.get(rtype)
+                if kind is None:
+                    raise self._fail(
+                        f"{rname}: relocation {j}: unsupported relocation type {rtype} "
+                        f"for machine {self.machine}"
+                    )
+                width, pcrel = kind[1], kind[2]
+                if width == 0:
+                    continue  # *_NONE
+                if r_offset + width > sf.size:
+                    raise self._fail(
+                        f"{rname}: relocation {j} ({kind[0]}): r_offset {r_offset:#x} + "
+                        f"{width} outside section {names[sf.index]} (size {sf.size:#x})"
+                    )
+                value = shndx = 0
+                if sym:  # not STN_UNDEF
+                    if symtab is None:
+                        symtab = self._symtab(shdrs, names, rs.link,
+                                              f"{rname}: relocation {j} ({kind[0]})", sym)
+                        count = len(symtab) // entsize
+                    if sym >= count:
+                        raise self._fail(
+                            f"{rname}: relocation {j} ({kind[0]}): bad symbol index {sym} "
+                            f"({count} symbols in {names[rs.link]})"
+                        )
+                    fields = unpack(symtab, sym * entsize)
+                    shndx, value = (fields[3], fields[4]) if is64 else (fields[5], fields[1])
+                    if not SHN_UNDEF < shndx < SHN_LORESERVE:
+                        shndx = 0
+                    elif shndx >= len(shdrs):
+                        raise self._fail(f"{rname}: relocation {j} ({kind[0]}): symbol {sym} "
+                                         f"refers to missing section {shndx}")
+                plan.append((r_offset, width, pcrel, value, shndx, addend))
+        self._plans[sf.index] = plan
+        return plan
 
     def _relocate(
         self,
@@ -664,41 +696,20 @@ class _Loader:
         """Apply every REL/RELA section targeting ``sf`` to a copy of ``raw``.
 
         ``bases`` overrides section addresses (the synthetic .o layout)."""
+        plan = self._reloc_plan(sf, shdrs, names)
         buf = bytearray(raw)
-        applied = 0
-        types = _RELOC_TYPES.get(self.machine, {})
-        for rs in shdrs:
-            if rs.type not in (SHT_REL, SHT_RELA) or rs.info != sf.index:
-                continue
-            rname = names[rs.index] or f"#{rs.index}"
-            for j, (r_offset, sym, rtype, addend) in enumerate(self._iter_relocs(rs, rname)):
-                kind = types.get(rtype)
-                if kind is None:
-                    raise self._fail(
-                        f"{rname}: relocation {j}: unsupported relocation type {rtype} "
-                        f"for machine {self.machine}"
-                    )
-                tname, width, pcrel = kind
-                where = f"{rname}: relocation {j} ({tname})"
-                if width == 0:
-                    continue  # *_NONE
-                if r_offset + width > len(buf):
-                    raise self._fail(
-                        f"{where}: r_offset {r_offset:#x} + {width} outside section "
-                        f"{names[sf.index]} (size {len(buf):#x})"
-                    )
-                s = self._symbol_value(shdrs, names, rs.link, sym, where, bases)
-                if addend is None:  # REL: the addend is what is stored in place
-                    addend = int.from_bytes(
-                        buf[r_offset : r_offset + width], self.byteorder, signed=True
-                    )
-                value = s + addend
-                if pcrel:
-                    value -= (sf.addr if bases is None else bases.get(sf.index, 0)) + r_offset
-                mask = (1 << (8 * width)) - 1
-                buf[r_offset : r_offset + width] = (value & mask).to_bytes(width, self.byteorder)
-                applied += 1
-        return bytes(buf), applied
+        order = self.byteorder
+        addr = [sh.addr for sh in shdrs] if bases is None else \
+            [bases.get(sh.index, 0) for sh in shdrs]
+        place = addr[sf.index]
+        for r_offset, width, pcrel, value, shndx, addend in plan:
+            if addend is None:  # REL: the addend is what is stored in place
+                addend = int.from_bytes(buf[r_offset : r_offset + width], order, signed=True)
+            value += addr[shndx] + addend if shndx else addend
+            if pcrel:
+                value -= place + r_offset
+            buf[r_offset : r_offset + width] = (value & _MASKS[width]).to_bytes(width, order)
+        return bytes(buf), len(plan)
 
     # -- main ------------------------------------------------------------
 
