@@ -7,6 +7,11 @@ above 64 KiB spilled to a temporary directory) and, as a fuzzer, under RLIMIT_AS
 size field that drives an allocation shows up as a MemoryError finding (or libFuzzer's
 -rss_limit_mb), a loop as a timeout.
 
+The custom mutator (fuzz/tarlies.py) tells one tar header lie a third of the time (a
+bad checksum mid-stream, a negative or impossible size, a huge pax or GNU long-name
+body, a pax size record that is not a size, a cut), checksums made right so the lie
+reaches the reader; libFuzzer's byte mutation otherwise.
+
 Properties: only ArchiveError escapes; every member is within the limits (its bytes, in
 memory or spilled, count against the byte cap), carries its package in its label, and
 no temporary file outlives the read.
@@ -18,12 +23,13 @@ from __future__ import annotations
 
 import io
 import os
+import random
 import resource
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fuzz import common  # noqa: E402
+from fuzz import common, tarlies  # noqa: E402
 
 with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.inputs import ArchiveError, Limits, classify
@@ -59,6 +65,18 @@ def test_one_input(data: bytes) -> None:
         # Copies of nested archives and half-written members are the reader's to remove.
         left = os.listdir(spill.path) if spill.path else []
         assert not left, f"temporary files left behind: {left}"
+
+
+def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
+    """A tar header lie (tarlies) a third of the time, libFuzzer's byte mutation else."""
+    rng = random.Random(seed)
+    if rng.random() < 1 / 3:
+        out = tarlies.mutate(data, rng)
+        if out is not None and len(out) <= max_size:
+            return out
+    import atheris
+
+    return atheris.Mutate(data, max_size)
 
 
 def seed_inputs() -> list[tuple[str, bytes]]:
@@ -125,4 +143,4 @@ def seed_inputs() -> list[tuple[str, bytes]]:
 
 if __name__ == "__main__":
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-    common.run("archive", test_one_input)
+    common.run("archive", test_one_input, custom_mutator)

@@ -15,8 +15,12 @@ Input: byte 0 picks the ELF file, byte 1 the mode (mod 4), the rest is
   symbol (name offset, info, section index, value, size), of an .eh_frame entry
   (length, CIE pointer, start, range) or one of its CFA instruction bytes.
 The custom mutator adds, drops and changes whole records in modes 2 and 3.
+With bit 2 of byte 1 set, the file is also checked from disk while it changes under the
+reader: written to a temporary file and truncated to (byte 1 >> 3 & 15)/16 of its size
+right after the checker opened it (the race of issue 27.1, made deterministic).
 
-Properties: check_elf never lets anything but sfcheck's own errors escape; its findings
+Properties: check_elf never lets anything but sfcheck's own errors escape; a file
+truncated under the reader gives the uncut file's result or "changed while read"; its findings
 stay within the per-file cap; when it reports no error, every SFrame section it found
 dumps without DecodeError. When run as a fuzzer the process has a memory limit
 (RLIMIT_DATA, so running out raises MemoryError) and every input a CPU-time limit
@@ -47,6 +51,7 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.dump.objdump import dump_text
     from sfcheck.elf import load_elf
     from sfcheck.errors import DecodeError, SfcheckError
+    from sfcheck.fileio import FileView
     from sfcheck.result import Severity
     from sfcheck.rules.context import MAX_PER_RULE
 
@@ -263,6 +268,42 @@ def test_one_input(data: bytes) -> None:
     if elf is None:
         return
     _limited(lambda: _check(elf))
+    if data[1] & 4:
+        _limited(lambda: _check_changed(elf, len(elf) * (data[1] >> 3 & 15) // 16))
+
+
+_CUT: list[tuple[str, int]] = []  # (path, size): truncate that file once it is opened
+_opened = FileView.__init__
+
+
+def _truncating(self: FileView, path: str | os.PathLike[str]) -> None:
+    _opened(self, path)
+    if _CUT and _CUT[0][0] == self.label:
+        os.truncate(path, _CUT.pop()[1])
+
+
+FileView.__init__ = _truncating  # type: ignore[method-assign]
+
+
+def _check_changed(elf: bytes, cut: int) -> None:
+    """The file cut to `cut` bytes after the checker opened it: the same result as the
+    whole file (nothing past the cut was needed) or the one error "changed while read"."""
+    import tempfile
+
+    whole = check_elf(elf, path="f")
+    with tempfile.TemporaryDirectory(prefix="fuzz-elf-") as tmp:
+        path = os.path.join(tmp, "f")
+        with open(path, "wb") as f:
+            f.write(elf)
+        _CUT[:] = [(path, cut)]
+        try:
+            got = check_elf(path, path="f")
+        finally:
+            _CUT.clear()
+    if got.error is not None and got.error.startswith("changed while read"):
+        return
+    assert got.error == whole.error, (got.error, whole.error)
+    assert got.findings == whole.findings, "a truncated file gave other findings"
 
 
 def _check(elf: bytes) -> None:

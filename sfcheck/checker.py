@@ -22,6 +22,10 @@ from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
 from .rules.semantic import cross_check
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from .waivers import Waiver
+
 
 class Options(Record):
     __slots__ = ("enable", "disable", "require_sframe", "profile")
@@ -91,15 +95,17 @@ MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is
 
 
 def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
-              options: Options | None = None) -> FileResult:
+              options: Options | None = None, waivers: Sequence[Waiver] = (),
+              package: str | None = None, member: str | None = None) -> FileResult:
     """Check every SFrame section of an ELF file (a path, or its bytes in any buffer: a
-    path is mapped, a buffer read in place, neither copied whole); unreadable files set
-    `error`. Findings with a PC are named by the file's function symbols, whatever the
-    output format."""
+    path is read through bounded reads, a buffer in place, neither copied whole);
+    unreadable files set `error`. Findings with a PC are named by the file's function
+    symbols, whatever the output format. `waivers` are applied before the per-file cap
+    (`package` and `member` are what their globs see)."""
     options = options or Options()
     label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
                      else "<bytes>")
-    result = FileResult(label)
+    result = FileResult(label, package=package, member=member)
     # The .eh_frame cross-check needs its inputs prepared while the file is parsed.
     cfi = any(options.enabled(r) for r in RULES.values() if r.group in ("semantic", "defect"))
     try:
@@ -157,7 +163,12 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
     for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
-    result.findings = _capped(name_functions(result.findings, info.symbols), label)
+    findings = name_functions(result.findings, info.symbols)
+    if waivers:
+        from .waivers import waive_file
+
+        result.waivers_used = waive_file(result, findings, list(waivers))
+    result.findings = _capped(findings, label)
     return result
 
 
@@ -189,13 +200,18 @@ def name_functions(findings: list[Finding], symbols: Sequence[FuncSymbol]) -> li
 
 
 def _capped(findings: list[Finding], label: str) -> list[Finding]:
-    """At most MAX_PER_FILE findings, the worst kept, and one saying how many were not."""
+    """At most MAX_PER_FILE findings, and one saying how many were not kept: those not
+    waived first, the worst first, so a waived finding never takes the place of one that
+    counts for --fail-on."""
     if len(findings) <= MAX_PER_FILE:
         return findings
-    kept = sorted(findings, key=lambda f: -f.severity)[:MAX_PER_FILE]
+    kept = sorted(findings, key=lambda f: (f.waived is not None, -f.severity))[:MAX_PER_FILE]
     order = {id(f): i for i, f in enumerate(findings)}
     kept.sort(key=lambda f: order[id(f)])
-    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity, f"{len(findings) - MAX_PER_FILE} more "
-                        f"finding(s) in this file not shown (at most {MAX_PER_FILE} per file)",
-                        Location(label)))
+    dropped = len(findings) - MAX_PER_FILE
+    waived = sum(f.waived is not None for f in findings) - sum(
+        f.waived is not None for f in kept)
+    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity, f"{dropped} more finding(s) in this "
+                        f"file not shown (at most {MAX_PER_FILE} per file)"
+                        + (f", {waived} of them waived" if waived else ""), Location(label)))
     return kept

@@ -56,6 +56,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         options.validate()
         waivers = load_waivers(args.waivers) if args.waivers else []
         limits = Limits(args.max_archive_bytes, args.max_archive_members)
+        from .inputs.spill import tmpdir_problem
+        if (problem := tmpdir_problem()) is not None:  # never a silent fallback to /tmp
+            raise ValueError(f"{problem} (temporary copies of large archive members go "
+                             "there)")
         paths = list(args.files)
         if args.from_file:
             paths += read_path_list(args.from_file)
@@ -66,7 +70,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("sfcheck: error: no input files (give FILE... or --from-file)", file=sys.stderr)
         return EXIT_USAGE
     config = ScanConfig(options, args.jobs or default_jobs(), limits, args.raw, args.vma,
-                        progress=progress_stream(args.quiet))
+                        progress=progress_stream(args.quiet), waivers=waivers)
     result = scan(paths, config)
     if waivers:
         result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]

@@ -67,9 +67,84 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+class FileChangedError(InputFileError):
+    """A file that became shorter while it was being read (truncated or replaced in place):
+    one file's error, never the scan's."""
+
+
+class FileView:
+    """A regular file read at offsets (`pread`), sliced like bytes, without mapping it.
+
+    A mapped file that another process truncates kills the reader with SIGBUS when it
+    touches a page past the new end (Python cannot catch that: the fault repeats), so an
+    input that can change under the scan is read instead: the size is taken once, at open,
+    and a read that comes back short raises FileChangedError. Only the bytes asked for are
+    copied, as slicing a map copies them, so the cost is the same.
+    """
+
+    __slots__ = ("fd", "size", "label")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.label = os.fsdecode(path)
+        self.fd, st = open_regular(path)
+        self.size = st.st_size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, off: int, n: int) -> bytes:
+        """Exactly `n` bytes at `off` (inside the size seen at open)."""
+        if n <= 0:
+            return b""
+        try:
+            data = os.pread(self.fd, n, off)
+            while len(data) < n:  # Linux returns at most ~2 GiB per call
+                more = os.pread(self.fd, n - len(data), off + len(data))
+                if not more:
+                    raise self._changed(off + len(data))
+                data += more
+        except OSError as exc:
+            raise InputFileError(f"cannot read file: {exc.strerror or exc}",
+                                 self.label) from None
+        return data
+
+    def _changed(self, where: int) -> FileChangedError:
+        try:
+            now = f"{os.fstat(self.fd).st_size} bytes"
+        except OSError:
+            now = "unknown size"
+        return FileChangedError(f"changed while read: {self.size} bytes when opened, "
+                                f"{now} when byte {where} was read (truncated while checked?)",
+                                self.label)
+
+    def __getitem__(self, key: int | slice) -> bytes | int:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.size)
+            if step != 1:
+                raise ValueError("FileView slices take no step")
+            return self.read(start, stop - start)
+        index = key + self.size if key < 0 else key
+        if not 0 <= index < self.size:
+            raise IndexError("FileView index out of range")
+        return self.read(index, 1)[0]
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> FileView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def map_regular(path: str | os.PathLike[str]) -> bytes | mmap.mmap:
     """The bytes of a regular file as a read-only map (pages load when touched, so a file's
-    size never decides memory); an empty file gives b""."""
+    size never decides memory); an empty file gives b"". A file truncated while mapped
+    raises SIGBUS in the reader: inputs that other processes may change are read through
+    FileView instead."""
     fd, st = open_regular(path)
     try:
         if st.st_size == 0:

@@ -94,8 +94,9 @@ class SectionSummary(Record):
         self.nobits = nobits  # SHT_NOBITS (a separate debug file): a header without bytes
 
 
-class FileResult(Record):
-    __slots__ = ("path", "findings", "sections", "error", "package", "member")
+class FileResult(Record, fields=("path", "findings", "sections", "error", "package",
+                                  "member")):
+    __slots__ = ("path", "findings", "sections", "error", "package", "member", "waivers_used")
 
     def __init__(self, path: str, findings: list[Finding] | None = None,
                  sections: list[SectionSummary] | None = None, error: str | None = None,
@@ -106,6 +107,9 @@ class FileResult(Record):
         self.error = error  # the file could not be read at all
         self.package = package  # for an archive member: the archive (as named on input)
         self.member = member  # ... and the member's path inside it
+        # Indices of the waivers that covered a finding of this file, including findings
+        # the per-file cap then left out (sfcheck.waivers: such a waiver is not unused).
+        self.waivers_used: set[int] = set()
 
     def worst(self) -> Severity | None:
         """The highest severity among findings not waived."""

@@ -36,8 +36,11 @@ from .rules import elf as elf_rules
 # a one-file check is mostly start-up, and these cost ~30 ms of imports together.
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from concurrent.futures import Future, ProcessPoolExecutor
     from typing import TextIO
+
+    from .waivers import Waiver
 
 # One unit of work: (sequence number, label, path to read or None, bytes or None,
 # package, member). A batch is a list of them.
@@ -50,17 +53,20 @@ _INFLIGHT_BYTES = 128 << 20  # member bytes submitted to workers and not yet che
 
 
 class ScanConfig(Record):
-    __slots__ = ("options", "jobs", "limits", "raw", "vma", "progress")
+    __slots__ = ("options", "jobs", "limits", "raw", "vma", "progress", "waivers")
 
     def __init__(self, options: Options | None = None, jobs: int = 1,
                  limits: Limits | None = None, raw: bool = False, vma: int = 0,
-                 progress: TextIO | None = None) -> None:
+                 progress: TextIO | None = None, waivers: Sequence[Waiver] = ()) -> None:
         self.options = Options() if options is None else options
         self.jobs = jobs
         self.limits = Limits() if limits is None else limits
         self.raw = raw  # inputs are bare SFrame sections (check --raw)
         self.vma = vma
         self.progress = progress  # a terminal to draw a progress line on
+        # Applied in the checker, before its per-file cap (the CLI applies them again to
+        # every result, for --raw and to list the unused ones).
+        self.waivers = tuple(waivers)
 
 
 # --- worker side ---------------------------------------------------------------------
@@ -126,10 +132,9 @@ def _check_one(job: Job, config: ScanConfig) -> FileResult:
         if raw.startswith(b"\x7fELF"):
             return FileResult(label, error="this is an ELF file; drop --raw")
         return check_section_bytes(raw, label, config.vma, options=config.options, raw=True)
-    res = check_elf(data if data is not None else path or label, path=label,
-                    options=config.options)
-    res.package, res.member = package, member
-    return res
+    return check_elf(data if data is not None else path or label, path=label,
+                     options=config.options, waivers=config.waivers, package=package,
+                     member=member)
 
 
 def _run_batch(batch: list[Job]) -> list[tuple[int, FileResult]]:
@@ -237,7 +242,8 @@ class _Runner:
             from concurrent.futures import ProcessPoolExecutor
 
             c = self.config
-            worker_config = ScanConfig(c.options, c.jobs, c.limits, c.raw, c.vma, progress=None)
+            worker_config = ScanConfig(c.options, c.jobs, c.limits, c.raw, c.vma, progress=None,
+                                       waivers=c.waivers)
             self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_pool_worker,
                                             initargs=(worker_config, os.getpid()))
         if self.pool is None:

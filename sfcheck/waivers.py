@@ -183,35 +183,45 @@ def load_waivers(path: str) -> list[Waiver]:
 
 def apply_waivers(files: list[FileResult], waivers: list[Waiver]) -> list[Waiver]:
     """Mark covered findings waived (the first matching waiver's reason, in file order);
-    return the waivers that covered nothing.
+    return the waivers that covered nothing, counting what `waive_file` found before the
+    per-file cap (FileResult.waivers_used) as covered.
 
     Linear in files x waivers: each waiver's path and package globs run once per file;
     a finding then meets only the waivers that matched its file with its rule (or group)
     and its pc (or none), and findings with the same rule, pc and function share one answer.
     """
-    used: set[int] = set()
     if not waivers:
         return []
+    used: set[int] = set()
     for res in files:
-        if not res.findings:
-            continue
-        index: _Index = {}
-        for w in waivers:
-            if w.covers_path(res):
-                index.setdefault((w.rule, w.pc), []).append(w)
-        if not index:
-            continue
-        memo: dict[tuple[str, int | None, str | None], Waiver | None] = {}
-        for i, finding in enumerate(res.findings):
-            loc = finding.location
-            key = (finding.rule, loc.pc, loc.function)
-            if key not in memo:
-                memo[key] = _first(finding, index)
-            w = memo[key]
-            if w is not None:
-                res.findings[i] = dataclasses.replace(finding, waived=w.reason)
-                used.add(w.index)
+        used |= res.waivers_used | waive_file(res, res.findings, waivers)
     return [w for w in waivers if w.index not in used]
+
+
+def waive_file(res: FileResult, findings: list[Finding], waivers: list[Waiver]) -> set[int]:
+    """Mark the findings of one file (`res` names it) waived in place; the indices of the
+    waivers used. The checker calls it before the per-file cap, so a waived finding never
+    takes the place of one that is not."""
+    used: set[int] = set()
+    if not findings:
+        return used
+    index: _Index = {}
+    for w in waivers:
+        if w.covers_path(res):
+            index.setdefault((w.rule, w.pc), []).append(w)
+    if not index:
+        return used
+    memo: dict[tuple[str, int | None, str | None], Waiver | None] = {}
+    for i, finding in enumerate(findings):
+        loc = finding.location
+        key = (finding.rule, loc.pc, loc.function)
+        if key not in memo:
+            memo[key] = _first(finding, index)
+        w = memo[key]
+        if w is not None:
+            findings[i] = dataclasses.replace(finding, waived=w.reason)
+            used.add(w.index)
+    return used
 
 
 # The waivers that matched one file, by (rule or group, pc or None).
