@@ -21,6 +21,7 @@ from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.section import check_section
 from .rules.semantic import cross_check
+from .wording import plural
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
@@ -211,7 +212,8 @@ def _capped(findings: list[Finding], label: str) -> list[Finding]:
     dropped = len(findings) - MAX_PER_FILE
     waived = sum(f.waived is not None for f in findings) - sum(
         f.waived is not None for f in kept)
-    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity, f"{dropped} more finding(s) in this "
-                        f"file not shown (at most {MAX_PER_FILE} per file)"
+    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity,
+                        f"{plural(dropped, 'more finding')} in this file not shown "
+                        f"(at most {MAX_PER_FILE} per file)"
                         + (f", {waived} of them waived" if waived else ""), Location(label)))
     return kept

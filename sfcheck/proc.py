@@ -42,6 +42,7 @@ from .procfs import (
     read_mem,
 )
 from .report.escape import escape
+from .wording import noun, plural
 
 __all__ = ["Mapping", "ObjectReport", "ProcError", "ProcScan", "examine", "parse_maps"]
 
@@ -186,7 +187,7 @@ def _object(rep: ObjectReport, data: bytes | mmap.mmap, mine: list[Mapping],
     rep.differs = bool(count) or short
     parts = []
     if count:
-        parts.append(f"differs from the file in {count} byte(s), first at section offset "
+        parts.append(f"differs from the file in {plural(count, 'byte')}, first at section offset "
                      f"{first:#x}")
     if short:
         parts.append(f"shorter than the file's ({len(mem)} of {len(filed)} bytes)")
@@ -326,8 +327,9 @@ def _summary(scan: ProcScan) -> str:
     extra = [f"{n} {what}" for n, what in (
         (sum(r.deleted for r in reports), "deleted since mapped"),
         (sum(bool(r.error) for r in reports), "that could not be examined"),
-        (scan.data_files, "file(s) mapped as data only, not counted")) if n]
-    return (f"process {scan.pid}: {len(reports)} object(s), {len(with_sf)} with SFrame, "
+        (scan.data_files, f"{noun(scan.data_files, 'file')} mapped as data only, not counted"))
+        if n]
+    return (f"process {scan.pid}: {plural(len(reports), 'object')}, {len(with_sf)} with SFrame, "
             f"{sum(r.registers for r in with_sf)} would register, "
             f"{sum(1 for r in with_sf if r.errors)} with kernel-profile errors, "
             f"{sum(r.differs for r in with_sf)} differing from the file"

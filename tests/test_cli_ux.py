@@ -132,9 +132,6 @@ def test_no_count_in_the_cli_output_reads_word_s() -> None:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"\}\s*[\w.]+\(s\)", line):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
-    # proc and unwind wording belong to their own change (README quotes them).
-    offenders = [o for o in offenders if not o.startswith(("sfcheck/proc.py",
-                                                           "sfcheck/unwind/"))]
     assert offenders == []
 
 

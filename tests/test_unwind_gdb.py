@@ -211,7 +211,7 @@ def test_text_output_and_frame_cap(tmp_path_factory: pytest.TempPathFactory,
     # The stop names the address and the module it is in.
     assert re.match(rf"Stopped at frame #{len(frame_lines) - 1} \({libc_pc:#x} in /\S+libc"
                     r"[^)]*\): no FDE for PC", stop), stop
-    assert lines[-1].startswith(f"Summary: 1 thread(s) walked, {len(frame_lines)} frames; "
+    assert lines[-1].startswith(f"Summary: 1 thread walked, {len(frame_lines)} frames; "
                                 "0 reached their outermost frame, 1 stopped in code without "
                                 "SFrame (/"), lines[-1]
 

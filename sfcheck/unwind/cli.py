@@ -21,6 +21,7 @@ from ..argtypes import positive
 from ..errors import ElfError
 from ..format import constants as C
 from ..report.escape import escape
+from ..wording import plural
 
 if TYPE_CHECKING:  # imported by cmd_unwind: building the parser must stay cheap
     from .core import CoreFile, Thread
@@ -176,8 +177,8 @@ def cmd_unwind(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     if args.thread is not None and args.thread > len(core.threads):
-        print(f"{prog}: error: --thread {args.thread}: the core has {len(core.threads)} "
-              "thread(s)", file=sys.stderr)
+        print(f"{prog}: error: --thread {args.thread}: the core has "
+              f"{plural(len(core.threads), 'thread')}", file=sys.stderr)
         return EXIT_USAGE
     modules = _Modules(load_modules(core, args.exe))
     if not core.mappings and args.exe is None:
@@ -312,9 +313,11 @@ def _text_summary(s: dict[str, Any]) -> None:
     more = f", and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     mods = f" ({', '.join(named[:MAX_NAMED])}{more})" if named else ""
     not_walked = f", {s['not_walked']} not walked (frame budget)" if s["not_walked"] else ""
-    non_elf = f"; {s['non_elf']} mapped file(s) not ELF (data)" if s["non_elf"] else ""
+    non_elf = (f"; {plural(s['non_elf'], 'mapped file')} not ELF (data)"
+               if s["non_elf"] else "")
     print()
-    print(escape(f"Summary: {s['walked']} thread(s) walked, {s['frames']} frames; "
+    print(escape(f"Summary: {plural(s['walked'], 'thread')} walked, "
+                 f"{plural(s['frames'], 'frame')}; "
                  f"{s['outermost']} reached their outermost frame, {s['no_sframe']} stopped in "
                  f"code without SFrame{mods}, {s['errors']} stopped on an error{not_walked}"
                  f"{non_elf}"))
