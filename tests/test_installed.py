@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import sfcheck
+import sfcheck.cli  # noqa: F401  (a submodule for the test below to find)
 
 from helpers import ROOT, in_checkout, installed_run
 
