@@ -48,6 +48,8 @@ ENVIRONMENT = (
     ("TMPDIR", "Where archive members too large to hold in memory are spilled while they "
                "are checked (a private directory, removed when the scan ends)."),
     ("COLUMNS", "Width of `--help` output (default: the terminal's, else 80)."),
+    ("XDG_CONFIG_DIRS", "`python -m sfcheck.integrations.rpmlint_run` appends sfcheck's "
+                        "rpmlint configuration to it (last: a system configuration wins)."),
 )
 
 FILES = (
