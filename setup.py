@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import setuptools
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,7 +47,9 @@ def license_metadata() -> dict[str, str]:
 
 
 setup(
-    packages=find_packages(include=["sfcheck*"]),
+    # Namespace packages too: data folders without __init__.py (package data) are packages
+    # to setuptools, which warns about any it is not told of.
+    packages=find_namespace_packages(include=["sfcheck*"], exclude=["*.__pycache__"]),
     package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"],
                   "sfcheck.integrations": ["xdg/rpmlint/*.toml"]},  # rpmlint's config
     ext_modules=[Extension("sfcheck._frewalk", ["sfcheck/_frewalk.c"], optional=True)],

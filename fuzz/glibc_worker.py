@@ -36,7 +36,8 @@ import signal
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Appended: imported as fuzz.glibc_worker, fuzz/ first would shadow top-level names (bench).
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 from libsframe_worker import guarded_region, serve  # noqa: E402  (same framing, guard page)
 
 PAGE = mmap.PAGESIZE

@@ -129,7 +129,9 @@ class Campaign:
             env["SFCHECK_FUZZ_FINDINGS"] = str(self.dirs(job.target, job.label)[3])
             env["SFCHECK_FUZZ_MUTATOR"] = "1" if self.mutator else "0"
             env |= job.env
-            env["PYTHONPATH"] = str(common.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+            # The checkout last: it provides fuzz/ and bench/, and an installed sfcheck wins.
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (env.get("PYTHONPATH"), str(common.ROOT)) if p)
             job.started = time.monotonic()
             proc = subprocess.Popen(job.argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     text=True, errors="replace", env=env, cwd=self.out)

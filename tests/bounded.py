@@ -14,8 +14,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import ROOT
-
 MiB = 1 << 20
 
 
@@ -35,7 +33,7 @@ def run_sfcheck(args: list[str], cpu_seconds: int = 60, address_space: int = 204
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ)  # conftest's PYTHONPATH: bench/ and fuzz/, never the checkout
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "sfcheck", *args], stdout=out,
                                 stderr=err, stdin=subprocess.PIPE if stdin is not None

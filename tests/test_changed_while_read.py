@@ -20,7 +20,6 @@ from sfcheck.inputs import Limits
 from sfcheck.scan import ScanConfig, scan
 
 from archives import BAD, LIB_V3, tar_bytes
-from helpers import ROOT
 
 # Run sfcheck with FileView patched to truncate VICTIM to 4 KiB once it is open (workers
 # are forked, so they inherit the patch).
@@ -51,7 +50,7 @@ def test_truncated_file_is_one_files_error_and_the_scan_goes_on(tmp_path: Path,
     hook.write_text(HOOK)
     proc = subprocess.run([sys.executable, str(hook), str(victim), "check", "-j", str(jobs),
                            "--format", "json", str(tree)], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+                          env=dict(os.environ), timeout=300)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr and "BrokenProcessPool" not in proc.stderr
     files = json.loads(proc.stdout)["files"]

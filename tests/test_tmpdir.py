@@ -19,11 +19,10 @@ from sfcheck.inputs.limits import ArchiveError
 from sfcheck.inputs.spill import SpillDir, reclaim_stale
 
 from archives import LIB_V3
-from helpers import ROOT
 
 
 def _sfcheck_with_tmpdir(tmpdir: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=tmpdir)
+    env = dict(os.environ, TMPDIR=tmpdir)
     return subprocess.run([sys.executable, "-m", "sfcheck", "check", *args],
                           capture_output=True, text=True, env=env, timeout=120)
 
@@ -93,7 +92,7 @@ def _killed_spiller(tmp: Path) -> Path:
             "s = SpillDir(); p = s.write([b'x' * 100], io.BytesIO(b''))\n"
             "print(s.path, flush=True); os.kill(os.getpid(), signal.SIGKILL)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp)))
+                          env=dict(os.environ, TMPDIR=str(tmp)))
     assert proc.returncode == -signal.SIGKILL
     left = Path(proc.stdout.strip())
     assert left.parent == tmp and left.is_dir() and list(left.iterdir())
