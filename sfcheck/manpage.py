@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Iterable
 
-from . import __version__
+from . import __version__, config
 from .cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, build_parser
 
 # The NAME line is what whatis/apropos index (lexgrog reads it): "sfcheck \- ...".
@@ -53,9 +53,13 @@ ENVIRONMENT = (
 )
 
 FILES = (
-    ("sfcheck.toml, pyproject.toml", "Project configuration: default options of `check` in "
-     "`sfcheck.toml`, or in the `[tool.sfcheck]` table of `pyproject.toml`, in the current "
-     "directory; options on the command line win."),
+    ("sfcheck.toml, pyproject.toml", "Project configuration: default options of `check` "
+     f"({', '.join(config.KEYS)}) in "
+     "`sfcheck.toml`, or in the `[tool.sfcheck]` table of `pyproject.toml`, found from the "
+     "working directory upwards (in one directory `sfcheck.toml` wins; the search stops at the "
+     "first file with sfcheck settings and never leaves a repository's root, a directory "
+     "holding `.git`). `--config FILE` names one, `--no-config` reads none; options on the "
+     "command line win."),
     ("waivers file", "Accepted findings, given with `--waivers FILE`: see WAIVER FILE."),
     ("share/bash-completion/completions/sfcheck", "Bash completion (needs the `argcomplete` "
      "Python package: `pip install 'sfcheck[completion]'`)."),
