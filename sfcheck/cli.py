@@ -328,15 +328,17 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
                     "`PATH: SEVERITY: [RULE-ID] location: message`.\n"
                     "FILE may be an ELF file, a directory (searched recursively; files that "
                     "are\nneither ELF nor an archive are skipped and counted), a .deb, .rpm, "
-                    ".a or tar\narchive (read in memory; each member is reported as "
+                    ".a or tar\narchive (never extracted: members up to 64 MiB are read in memory, "
+                    "larger ones\nstream to a temporary file; each is reported as "
                     "ARCHIVE:MEMBER).",
         epilog="exit status:\n  0  nothing (not waived) at or above --fail-on\n"
                "  1  findings at or above --fail-on\n"
-               "  2  usage error, or a file that could not be read (unreadable, not ELF,\n"
-               "     or an archive refused as malformed or hostile), or the report could\n"
-               "     not be written\n"
+               "  2  usage error or a bad configuration file, or a file that could not be\n"
+               "     read (unreadable, not ELF, changed while read, or an archive refused as\n"
+               "     malformed or hostile), or the report could not be written\n"
                " 70  internal error: a bug in sfcheck (one line names it and the input)\n"
                "130  interrupted (SIGINT)\n"
+               "143  terminated (SIGTERM; workers and temporary files are removed)\n"
                "A closed stdout (`sfcheck DIR | head`) ends quietly with the status the\n"
                "findings give.")
     check.add_argument("files", nargs="*", metavar="FILE",
@@ -350,14 +352,14 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
                             "annotations, gitlab: Code Quality JSON")
     check.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
     check.add_argument("-j", "--jobs", type=positive, metavar="N",
-                       help="worker processes (default: the number of CPUs)")
+                       help="worker processes (default: the CPUs this process may run on)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="no report on stdout and no progress: only the exit status "
                             "(--output is still written)")
     check.add_argument("--no-summary", action="store_true",
                        help="text format: no summary table after a multi-file scan")
     check.add_argument("--waivers", metavar="TOML",
-                       help="waiver file: accepted findings, each with a reason (see README)")
+                       help="waiver file: accepted findings, each with a reason (see the man page's WAIVER FILE)")
     check.add_argument("--max-archive-bytes", type=positive, default=8 << 30, metavar="N",
                        help="refuse an archive that expands to more than N bytes "
                             "(default 8 GiB)")

@@ -8,7 +8,9 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from . import __version__
-from .report.escape import escape  # names never forge lines (README: Report integrity)
+from .report.escape import (
+    escape,  # names never forge lines (docs/hostile-input.md: names in reports)
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ def add_display_options(check: argparse.ArgumentParser) -> None:
                        help="same as --show info")
     check.add_argument("--color", "--colour", choices=("auto", "always", "never"),
                        default="auto", help="colour severities (default auto: on a terminal "
-                                            "when NO_COLOR is not set)")
+                                            "when NO_COLOR is unset or empty)")
     check.add_argument("--no-color", dest="color", action="store_const", const="never",
                        help="same as --color never")
 
