@@ -359,7 +359,8 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--no-summary", action="store_true",
                        help="text format: no summary table after a multi-file scan")
     check.add_argument("--waivers", metavar="TOML",
-                       help="waiver file: accepted findings, each with a reason (see the man page's WAIVER FILE)")
+                       help="waiver file: accepted findings, each with a reason (see the "
+                            "man page's WAIVER FILE)")
     check.add_argument("--max-archive-bytes", type=positive, default=8 << 30, metavar="N",
                        help="refuse an archive that expands to more than N bytes "
                             "(default 8 GiB)")

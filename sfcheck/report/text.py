@@ -1,11 +1,11 @@
 """Text renderer: `PATH: SEVERITY: [RULE-ID] location: message` lines, most severe first.
 
-Only findings at or above `--show` are printed (README: "Reports"). One file (the lint
-use) ends with its own summary line and, when findings were hidden, a hint how to see them.
-A multi-file scan prints no line for a file with nothing to show, never an `elf-no-sframe` info (files without SFrame are counted in the summary),
-and ends with the summary; a producer defect (`defect-*` rule) seen in more than one
-file is said once there, not per file (unless -I). Names are escaped (report.escape)
-so no name forges a line.
+Only findings at or above `--show` are printed (README: "Reports"). One file (the lint use)
+ends with its own summary line and, when findings were hidden, a hint how to see them. A
+multi-file scan prints no line for a file with nothing to show, never an `elf-no-sframe`
+info (files without SFrame are counted in the summary), and ends with the summary; a
+producer defect (`defect-*` rule) seen in more than one file is said once there, not per
+file (unless -I). Names are escaped (report.escape) so no name forges a line.
 """
 
 from __future__ import annotations
