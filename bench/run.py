@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # last: an installed sfcheck wins over the checkout
 
 from bench.cbuild import library  # noqa: E402
 from bench.elfwrap import wrap_section  # noqa: E402

@@ -274,4 +274,4 @@ def plain_import(name: str, active: bool) -> ModuleType:
 def add_root_to_path() -> None:
     root = str(ROOT)
     if root not in sys.path:
-        sys.path.insert(0, root)
+        sys.path.append(root)  # last: an installed sfcheck wins over the checkout

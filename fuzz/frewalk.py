@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Last, after site-packages: an installed sfcheck (the one CI tests) wins over the checkout.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fuzz import common  # noqa: E402
 

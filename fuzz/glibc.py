@@ -29,7 +29,8 @@ import re
 import signal
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Last, after site-packages: an installed sfcheck (the one CI tests) wins over the checkout.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fuzz import common  # noqa: E402
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Last, after site-packages: an installed sfcheck (the one CI tests) wins over the checkout.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fuzz.reader_models import harness  # noqa: E402
 

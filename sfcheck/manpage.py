@@ -10,6 +10,7 @@ import argparse
 import datetime
 import os
 import re
+import signal
 import sys
 from collections.abc import Iterable
 
@@ -32,6 +33,8 @@ EXIT_STATUS: tuple[tuple[int, str], ...] = (
                     "command and the input, never a traceback; a gate tells \"sfcheck "
                     "crashed\" from \"package bad\" (1)."),
     (EXIT_INTERRUPTED, "Interrupted (SIGINT): one line, `sfcheck: interrupted`."),
+    # scan._terminated: the shell's 128 + signal number, after the scan's clean-up.
+    (128 + signal.SIGTERM, "Terminated (SIGTERM): workers stopped, temporary files removed."),
 )
 
 # Commands whose epilog is the table of the EXIT STATUS section (not repeated under COMMANDS).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 UPSTREAM = SHARED / "testdata" / "upstream"
 CORPUS = ROOT / "corpus"
+
+
+def installed_run() -> bool:
+    """CI's run against the installed wheel: sfcheck must not come from the checkout."""
+    return os.environ.get("SFCHECK_TEST_INSTALLED") == "1"
+
+
+def in_checkout(path: str | Path) -> bool:
+    return ROOT in Path(path).resolve().parents
 
 
 def upstream_path(*parts: str) -> Path:

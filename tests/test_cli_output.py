@@ -375,22 +375,7 @@ def test_show_default_is_a_severity() -> None:
     assert set(report_pkg.RENDERERS) == {"text", "json", "sarif", "junit"}
 
 
-# --- man page and completion (generated from the parser, never hand-written) ---------
-
-def test_man_page_is_generated_from_the_parser() -> None:
-    pytest.importorskip("argparse_manpage", reason="pip install argparse-manpage (test extra)")
-    code = "import sys\nfrom argparse_manpage.cli import main\nsys.exit(main())"
-    proc = subprocess.run([sys.executable, "-c", code, "--module", "sfcheck.cli",
-                           "--function", "build_parser", "--prog", "sfcheck"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    page = proc.stdout
-    assert page.startswith(".TH")
-    for command in ("check", "dump", "rules", "explain", "profiles", "unwind"):
-        assert f"'sfcheck {command}'" in page
-    for option in ("fail\\-on", "show", "color", "require\\-sframe", "no\\-relocs"):
-        assert f"\\-\\-{option}" in page
-
+# --- completion (from the parser; the man page: test_manpage.py) -----------------------
 
 def _complete(line: str, tmp_path: Path) -> list[str]:
     pytest.importorskip("argcomplete", reason="pip install argcomplete (completion extra)")

@@ -47,7 +47,7 @@ def _limits() -> None:
 
 def run_limited(*args: str | Path) -> tuple[int, str, str, int]:
     """(exit status, stdout, stderr, peak RSS in bytes) of `sfcheck ARGS` under the limits."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "sfcheck", *map(str, args)], cwd=ROOT,
                                 stdout=out, stderr=err, env=env, preexec_fn=_limits)

@@ -227,7 +227,7 @@ def test_cli_refuses_devices_in_one_line(argv: list[str], tmp_path: Path) -> Non
     for target in ("/dev/zero", str(fifo)):
         proc = subprocess.run([sys.executable, "-m", "sfcheck", *argv, target],
                               capture_output=True, text=True, timeout=60, cwd=ROOT,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                              env=dict(os.environ))
         assert proc.returncode == 2, proc.stderr
         out = (proc.stdout + proc.stderr).strip()
         assert "not a regular file" in out and "Traceback" not in out

@@ -4,16 +4,10 @@ as found."""
 
 from __future__ import annotations
 
-import sys
 import zlib
 from dataclasses import replace
 
 import pytest
-
-from helpers import ROOT
-
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from fuzz import common, section  # noqa: E402
 from sfcheck.rules import section as section_pass  # noqa: E402

@@ -19,9 +19,6 @@ import pytest
 
 from helpers import ROOT
 
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 atheris = pytest.importorskip("atheris", reason="atheris not installed (pip install -e '.[fuzz]')")
 
 from fuzz import common  # noqa: E402
@@ -55,7 +52,7 @@ def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     corpus.mkdir()
     versions = {"libsframe": {1}, "kernel_rfc2023": {1}, "kernel": {3}}.get(target)
     assert common.write_seeds(target, seeds, versions=versions) > 0
-    env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(found), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, SFCHECK_FUZZ_FINDINGS=str(found))
     argv = [sys.executable, str(common.FUZZ_DIR / f"{target}.py"), *(extra or []),
             f"-runs={RUNS[target]}", "-seed=1", "-max_len=4096", "-timeout=30",
             f"-artifact_prefix={tmp_path}/", str(corpus), str(seeds)]
@@ -119,7 +116,7 @@ def test_runner_end_to_end(tmp_path: Path) -> None:
          "--seed", "3", "--out", str(out), "--report-dir", str(reports), "--no-save",
          "--progress", "2", "--minimize-budget", "5"],
         capture_output=True, text=True, cwd=ROOT, timeout=180,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        env=dict(os.environ))
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     md = list(reports.glob("fuzz-unwind-*.md"))
     assert len(md) == 1 and md[0].with_suffix(".png").is_file()
@@ -144,7 +141,7 @@ def test_oss_fuzz_build_script_python_steps(tmp_path: Path) -> None:
               f"export -f compile_python_fuzzer\n"
               f"bash {common.FUZZ_DIR / 'oss-fuzz' / 'build.sh'}\n")
     env = dict(os.environ, SRC=str(src), OUT=str(out), WORK=str(work), SFCHECK_SKIP_INSTALL="1",
-               PATH=f"{shim}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+               PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

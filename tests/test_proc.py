@@ -135,7 +135,7 @@ def test_process_of_another_user_is_a_clear_error(progs) -> None:
                 "os.setuid(65534); "
                 f"sys.exit(P.cmd_proc(argparse.Namespace(pid={pid}, json=False)))")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             timeout=60, cwd="/", env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin"})
+                             timeout=60, cwd="/", env={"PATH": "/usr/bin"})
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("sfcheck proc: cannot read"), res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

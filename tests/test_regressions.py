@@ -8,7 +8,6 @@ data"); it is kept minimised, and must pass the same harness now.
 from __future__ import annotations
 
 import importlib
-import sys
 
 import pytest
 
@@ -16,9 +15,6 @@ from helpers import ROOT
 
 REGRESSIONS = ROOT / "corpus" / "regressions"
 HARNESSES = ("section", "elf", "unwind", "libsframe")
-
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def _cases() -> list[tuple[str, str]]:

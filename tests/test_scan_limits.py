@@ -25,7 +25,6 @@ from sfcheck.scan import ScanConfig, _head, scan
 
 from archives import EXE_V2, LIB_V1, LIB_V3, OBJ_V3, ar_bytes, deb_bytes, tar_bytes
 from bounded import MiB
-from helpers import ROOT
 
 
 class _Padded(io.RawIOBase):
@@ -87,7 +86,7 @@ def test_512_mb_member_bounded_memory(big_tar: Path, tmp_path: Path, jobs: int) 
 
     proc = subprocess.run([sys.executable, "-c", _MEASURE, str(jobs), str(big_tar)],
                           capture_output=True, text=True, preexec_fn=limit,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path)))
+                          env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     assert got["left"] == []  # the private directory is removed
@@ -182,7 +181,7 @@ def slow_inputs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def _start(args: list[str], tmp: Path, err: IO[bytes]) -> subprocess.Popen[bytes]:
     # stderr to a file, not a pipe: an orphaned worker holding a pipe would hang the test
     # (the CI symptom of the issue) instead of failing it.
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp))
+    env = dict(os.environ, TMPDIR=str(tmp))
     return subprocess.Popen([sys.executable, "-m", "sfcheck", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
 

@@ -1,0 +1,41 @@
+"""The sfcheck under test is the installed one, never the checkout's by path.
+
+Tests import bench/ and fuzz/ from the checkout. Putting the checkout on sys.path for them
+would put its sfcheck/ there too, and CI (SFCHECK_TEST_INSTALLED=1) tests the wheel it
+installed. So bench/ and fuzz/ are linked from a directory of their own, on sys.path and in
+PYTHONPATH for child processes; PYTHONSAFEPATH keeps children started with cwd=ROOT
+(`python -m sfcheck`, `python -c`) from importing ROOT/sfcheck. The same holds for a
+developer's editable install, so both runs see the same thing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+import pytest
+
+from helpers import ROOT, in_checkout, installed_run
+
+_IMPORT_DIR = tempfile.mkdtemp(prefix="sfcheck-tests-path-")
+for _name in ("bench", "fuzz"):
+    os.symlink(ROOT / _name, os.path.join(_IMPORT_DIR, _name))
+sys.path.insert(0, _IMPORT_DIR)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_IMPORT_DIR, os.environ.get("PYTHONPATH")) if p)
+os.environ["PYTHONSAFEPATH"] = "1"
+
+if installed_run():
+    # Imported now, before any harness module appends the checkout to sys.path: every
+    # sfcheck.* import later resolves through this package's own __path__.
+    import sfcheck
+
+    if in_checkout(sfcheck.__file__):
+        raise pytest.UsageError(f"SFCHECK_TEST_INSTALLED=1 but sfcheck comes from the "
+                                f"checkout: {sfcheck.__file__}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_IMPORT_DIR, ignore_errors=True)
