@@ -16,7 +16,7 @@ from sfcheck.dump.json_out import dump_json
 from sfcheck.dump.objdump import dump_text
 from sfcheck.format import decode_header
 
-from helpers import upstream_files, upstream_path
+from helpers import file_id, upstream_files, upstream_path
 
 CASES = upstream_files("simple-frame-rs", "*.json")
 
@@ -48,7 +48,7 @@ def modernise_240(text: str, fixed_ra: int) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("case", CASES, ids=file_id)
 def test_matches_objdump_groundtruth(case: Path) -> None:
     d = json.loads(case.read_text())
     data = bytes(d["content"])

@@ -6,7 +6,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import elftools
 import pytest
+from elftools.common.exceptions import DWARFError
+from elftools.dwarf import constants as dwarf_constants
 from elftools.dwarf.callframe import FDE as PyFDE
 from elftools.dwarf.callframe import CallFrameInfo
 from elftools.elf.elffile import ELFFile
@@ -19,6 +22,10 @@ from sfcheck.dwarf.leb128 import LebError, leb128
 from helpers import CORPUS, sleb, uleb
 
 COLUMNS = {"EM_X86_64": (16, 6), "EM_AARCH64": (30, 29), "EM_S390": (14, 11)}
+# pyelftools decodes AArch64's DW_CFA_AARCH64_negate_ra_state (0x2d, return address signing)
+# from 0.31 on; older ones (Debian 12 has 0.29) stop at it. Only this oracle needs it: sfcheck
+# reads .eh_frame itself.
+ORACLE_KNOWS_NEGATE_RA_STATE = hasattr(dwarf_constants, "DW_CFA_AARCH64_negate_ra_state")
 
 
 def with_eh_frame() -> list[Path]:
@@ -100,7 +107,13 @@ def test_there_are_files() -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_rows_match_pyelftools(path: Path) -> None:
-    expected, ra_col, fp_col = oracle(path)
+    try:
+        expected, ra_col, fp_col = oracle(path)
+    except DWARFError as exc:
+        if ORACLE_KNOWS_NEGATE_RA_STATE or "0x2d" not in str(exc):
+            raise
+        pytest.skip(f"pyelftools {elftools.__version__} cannot decode "
+                    "DW_CFA_AARCH64_negate_ra_state (0x2d); 0.31 can")
     got = ours(path, ra_col, fp_col)
     assert got.keys() == expected.keys()
     for off, want in expected.items():

@@ -12,7 +12,7 @@ from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.result import Severity
 
-from helpers import upstream_files
+from helpers import file_id, upstream_files
 
 
 def amd64(version: int = 3, fdes=None, **kw) -> bytes:
@@ -192,7 +192,7 @@ def test_finding_cap_per_rule() -> None:
 
 
 @pytest.mark.parametrize("case", upstream_files("simple-frame-rs", "*.json"),
-                         ids=lambda p: p.stem)
+                         ids=file_id)
 def test_upstream_sections_have_no_errors(case) -> None:
     import json
     d = json.loads(case.read_text())
