@@ -58,3 +58,16 @@ def test_fre_len_claiming_more_than_the_fres_use_is_found(version: int, delta: i
     got = [(f.location.offset, f.message) for f in res.findings if f.rule == "layout-fre-len"]
     assert got == [(0x10, f"FRE blocks use {fre_len:#x} bytes, sfh_fre_len is "
                           f"{fre_len + delta:#x}")]
+
+
+def test_waiver_describes_itself_by_every_condition_it_has() -> None:
+    """How an unused waiver is named to the user: rule, path, and package/function/pc when set."""
+    full, bare = parse_waivers(
+        '[[waiver]]\nrule = "fde-unsorted"\npath = "usr/lib/*"\npackage = "libfoo*"\n'
+        'function = "main"\npc = 0x1000\nreason = "x"\n'
+        '[[waiver]]\nrule = "defect"\npath = "*"\nreason = "y"\n')
+    assert full.describe() == ("waiver #1 (fde-unsorted on usr/lib/* in libfoo*, function main,"
+                               " pc 0x1000)")
+    assert bare.describe() == "waiver #2 (defect on *)"
+    zero = parse_waivers('[[waiver]]\nrule = "fde"\npath = "*"\npc = 0\nreason = "z"\n')[0]
+    assert zero.describe() == "waiver #1 (fde on *, pc 0x0)"  # pc 0 is a pc, not "none"
