@@ -119,13 +119,16 @@ def _table(path: Path, doc: dict[str, object]) -> dict[str, object] | None:
 def discover(start: Path) -> tuple[Path, dict[str, object]] | None:
     """The configuration that applies in `start`: (file, its sfcheck table), or None."""
     for directory in (start, *start.parents):
-        for name in NAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                table = _table(candidate, _read(candidate))
-                if table is not None:
-                    return candidate, table
-        if (directory / ".git").exists():  # a repository's root: its parent is not ours
+        try:
+            found = [directory / n for n in NAMES if (directory / n).is_file()]
+            root = (directory / ".git").exists()
+        except PermissionError:  # a directory we may not look into: no configuration of ours
+            return None
+        for candidate in found:
+            table = _table(candidate, _read(candidate))  # unreadable: one line naming it
+            if table is not None:
+                return candidate, table
+        if root:  # a repository's root: its parent is not ours
             return None
     return None
 

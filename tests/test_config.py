@@ -152,3 +152,25 @@ def test_removed_working_directory_is_no_config(tmp_path: Path,
     gone.rmdir()
     status, out, err = check(capsys, str(LIB_V3))
     assert status == 0 and err == "" and "warning: [defect-ld-plt-got-cfa]" in out
+
+
+def test_a_directory_we_may_not_look_into_ends_the_search(tmp_path: Path, monkeypatch) -> None:
+    """Running as a user who may not search a parent directory (CI's work directory is
+    root's 0700 mktemp): that directory holds no configuration of ours, and the check goes
+    on; it was an internal error (PermissionError, exit 70)."""
+    from sfcheck import config
+
+    (tmp_path / "sfcheck.toml").write_text('fail-on = "none"\n')  # above the closed one
+    closed, work = tmp_path / "closed", tmp_path / "closed" / "work"
+    work.mkdir(parents=True)
+    real_is_file = Path.is_file
+
+    def is_file(self: Path) -> bool:
+        if self.parent == closed:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    assert config.discover(work) is None
+    monkeypatch.chdir(work)
+    assert main(["check", "-q", str(LIB_V3)]) in (0, 1)

@@ -22,7 +22,7 @@ def test_relocation_heavy_object_is_one_pass(tmp_path: Path) -> None:
     # CPU seconds for the whole process (start-up included): before, ~70 s.
     run = run_sfcheck(["check", "-j", "1", str(path)], cpu_seconds=4)
     assert run.status in (0, 1), (run.status, run.stderr)
-    assert "1 SFrame section(s)" in run.stdout and "Traceback" not in run.stderr
+    assert "1 SFrame section (v3)" in run.stdout and "Traceback" not in run.stderr
     assert run.peak_rss < 300 * MiB
 
 
