@@ -267,15 +267,15 @@ def _subparsers_action(parser: argparse.ArgumentParser) -> argparse._SubParsersA
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m sfcheck.manpage OUT`: write the page to OUT (- for stdout)."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m sfcheck.manpage OUT", file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(prog="python -m sfcheck.manpage",
+                                     description="Write the sfcheck(1) man page.")
+    parser.add_argument("out", metavar="OUT", help="the file to write (- for stdout)")
+    args = parser.parse_args(argv)  # `--help` prints this, never becomes a file name
     page = render()
-    if args[0] == "-":
+    if args.out == "-":
         sys.stdout.write(page)
     else:
-        with open(args[0], "w", encoding="utf-8") as f:
+        with open(args.out, "w", encoding="utf-8") as f:
             f.write(page)
     return 0
 
