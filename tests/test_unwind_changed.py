@@ -5,9 +5,10 @@ error naming it (exit 2); a mapped file that changed is that file's warning and 
 `unreadable`, and the walk goes on.
 
 The races are made deterministic: each test runs sfcheck in a child process with
-`fileio.open_regular` (through which every reader opens a file: FileView, filesnap's callers,
-and the old `map_regular`) patched to truncate the victim to 0 bytes right after it is opened
-by the reader named, found by its function in the call stack."""
+`fileio.open_regular` (through which FileView opens a file) patched to truncate the victim to 0
+bytes right after the reader named (found by its function in the call stack) opened it; and
+`fileio.map_regular`, should a reader map the file again, right after it mapped it, when a
+read of the map is a SIGBUS."""
 
 from __future__ import annotations
 
@@ -38,19 +39,32 @@ import os, sys
 from sfcheck import fileio
 victim, reader = sys.argv[1], sys.argv[2]
 want, _, unless = reader.partition("!")
+mapping = []
+def maybe_truncate(path):
+    if os.fsdecode(path) != victim or mapping:
+        return
+    names, f = set(), sys._getframe(2)
+    while f is not None:
+        names.add(f.f_code.co_qualname)
+        f = f.f_back
+    if want in names and unless not in names:
+        os.truncate(victim, 0)
+        print("HOOK: truncated", victim, file=sys.stderr)
 opened = fileio.open_regular
-def truncating(path):
+def open_truncating(path):
     got = opened(path)
-    if os.fsdecode(path) == victim:
-        names, f = set(), sys._getframe(1)
-        while f is not None:
-            names.add(f.f_code.co_qualname)
-            f = f.f_back
-        if want in names and unless not in names:
-            os.truncate(victim, 0)
-            print("HOOK: truncated", victim, file=sys.stderr)
+    maybe_truncate(path)
     return got
-fileio.open_regular = truncating
+mapped = fileio.map_regular
+def map_truncating(path):
+    mapping.append(path)
+    try:
+        got = mapped(path)
+    finally:
+        mapping.pop()
+    maybe_truncate(path)
+    return got
+fileio.open_regular, fileio.map_regular = open_truncating, map_truncating
 if reader == "walk":
     from sfcheck.unwind import unwinder
     walk = unwinder.Unwinder.unwind
