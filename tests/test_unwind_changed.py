@@ -34,10 +34,19 @@ STACK = 0x7FFF00000000
 # argv: VICTIM READER [sfcheck arguments]. READER is the qualified name of a function that
 # must be in the call stack when VICTIM is opened ("A!B": A there and B not), or "walk": the
 # core is truncated when the first thread's walk starts (after it was opened and parsed).
+# With a "+" before READER, VICTIM grows by 1 MiB of zeros then instead of being truncated.
 HOOK = """
 import os, sys
 from sfcheck import fileio
-victim, reader = sys.argv[1], sys.argv[2]
+victim, reader = sys.argv[1], sys.argv[2].lstrip("+")
+grow = sys.argv[2].startswith("+")
+def change():
+    if grow:
+        with open(victim, "ab") as f:
+            f.write(bytes(1 << 20))
+    else:
+        os.truncate(victim, 0)
+    print("HOOK: truncated" if not grow else "HOOK: grew", victim, file=sys.stderr)
 want, _, unless = reader.partition("!")
 mapping = []
 def maybe_truncate(path):
@@ -48,8 +57,7 @@ def maybe_truncate(path):
         names.add(f.f_code.co_qualname)
         f = f.f_back
     if want in names and unless not in names:
-        os.truncate(victim, 0)
-        print("HOOK: truncated", victim, file=sys.stderr)
+        change()
 opened = fileio.open_regular
 def open_truncating(path):
     got = opened(path)
@@ -67,11 +75,11 @@ def map_truncating(path):
 fileio.open_regular, fileio.map_regular = open_truncating, map_truncating
 if reader == "walk":
     from sfcheck.unwind import unwinder
-    walk = unwinder.Unwinder.unwind
+    walk, walked = unwinder.Unwinder.unwind, []
     def first_walk(self, *args, **kw):
-        if os.path.getsize(victim):
-            os.truncate(victim, 0)
-            print("HOOK: truncated", victim, file=sys.stderr)
+        if not walked:
+            walked.append(victim)  # the first walk only
+            change()
         return walk(self, *args, **kw)
     unwinder.Unwinder.unwind = first_walk
 from sfcheck.cli import main
@@ -213,3 +221,18 @@ def test_executable_truncated_while_its_entry_is_read(tmp_path: Path) -> None:
     module = next(m for m in got["modules"] if m["path"] == str(exe))
     assert module["error"].startswith("cannot read e_entry: changed while read"), module
     assert got["summary"]["no_sframe"] == 2
+
+
+@pytest.mark.parametrize("reader", ["+CoreFile.open", "+walk", "+load_elf",
+                                    "+CoreFile._read_mapped_file", "+Symbols.load"])
+def test_growing_files_are_read_as_they_were(tmp_path: Path, reader: str) -> None:
+    """A core or a mapped file that grows while read (a core still being written, a
+    library appended to) is read as it was when opened: the same walks and output as
+    when nothing changes."""
+    core, exe = _core(tmp_path)
+    args = ["--core", str(core), "--max-frames", "3"]
+    before = _run(tmp_path, exe, "nothing", *args)
+    victim = core if reader in ("+CoreFile.open", "+walk") else exe
+    proc = _run(tmp_path, victim, reader, *args)
+    assert "HOOK: grew" in proc.stderr
+    assert (proc.returncode, proc.stdout, _errors(proc.stderr)) == (0, before.stdout, [])
