@@ -9,9 +9,11 @@ reading forever.
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import stat
+from typing import Any
 
 from .errors import SfcheckError
 
@@ -138,6 +140,42 @@ class FileView:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ViewStream(io.RawIOBase):
+    """A FileView as a read-only binary stream, for parsers that want a file object
+    (pyelftools' ELFFile): the file ends where it ended when the view was opened (growth is
+    not seen), and a read that comes back short because the file shrank raises
+    FileChangedError instead of a short read the parser would misread. Wrap it in
+    `io.BufferedReader` for small reads. The view stays the caller's to close."""
+
+    def __init__(self, view: FileView) -> None:
+        super().__init__()
+        self.view = view
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.view.size}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self.pos = base + offset
+        return self.pos
+
+    def readinto(self, buffer: Any) -> int:
+        n = max(0, min(len(buffer), self.view.size - self.pos))
+        data = self.view.read(self.pos, n)
+        buffer[:n] = data
+        self.pos += n
+        return n
 
 
 def map_regular(path: str | os.PathLike[str]) -> bytes | mmap.mmap:

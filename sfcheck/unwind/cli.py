@@ -143,9 +143,7 @@ class _Walked:
 def cmd_unwind(args: argparse.Namespace) -> int:
     from ..fileio import InputFileError, open_regular
     from .core import CoreFile
-    from .modules import exe_mapping_path, load_modules
     from .sysroot import PathResolver
-    from .unwinder import Unwinder
 
     prog = "sfcheck unwind"
     overrides: dict[str, str] = {}
@@ -164,6 +162,22 @@ def cmd_unwind(args: argparse.Namespace) -> int:
     except ElfError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        return _unwind(args, prog, core, overrides)
+    except InputFileError as exc:
+        # The core, read as the walk needs its memory, changed (or failed) under us: the
+        # mapped files' errors are theirs (core.unreadable), never raised to here.
+        print(escape(f"{prog}: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        core.close()
+
+
+def _unwind(args: argparse.Namespace, prog: str, core: CoreFile,
+            overrides: dict[str, str]) -> int:
+    from .modules import exe_mapping_path, load_modules
+    from .unwinder import Unwinder
+
     if args.exe is not None:
         exe_path = exe_mapping_path(core)
         if exe_path is not None:
@@ -209,6 +223,9 @@ def cmd_unwind(args: argparse.Namespace) -> int:
             _text_thread(walked[-1], modules, len(walked) > 1)
             walked[-1].frames = []  # printed: a core with many threads stays small
     summary = _summary(walked, modules)
+    if not args.json:
+        for line in _changed_warnings(prog, core):
+            print(line, file=sys.stderr)
     if args.json:
         json.dump(_json(args.core, core, walked, modules, summary), sys.stdout, indent=2)
         print()
@@ -243,6 +260,19 @@ def _module_warnings(prog: str, modules: _Modules) -> list[str]:
         more = f", and {n - len(named)} more" if n > len(named) else ""
         lines.append(escape(f"{prog}: warning: {n} mapped files: {kind} ({', '.join(named)}"
                             f"{more})"))
+    return lines
+
+
+def _changed_warnings(prog: str, core: CoreFile) -> list[str]:
+    """The mapped files that changed while the walk read them (their code bytes or
+    symbols; those that changed while their SFrame data was read are module warnings,
+    printed before the walk): one line each, the first few."""
+    changed = [(p, r) for p, r in core.unreadable.items()
+               if r.startswith("changed while read")]
+    lines = [escape(f"{prog}: warning: {p}: {r}") for p, r in changed[:MAX_NAMED]]
+    if len(changed) > MAX_NAMED:
+        lines.append(escape(f"{prog}: warning: {len(changed) - MAX_NAMED} more mapped files "
+                            "changed while read"))
     return lines
 
 

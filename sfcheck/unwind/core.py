@@ -5,6 +5,11 @@ dumped (the kernel writes them with p_filesz 0; gdb's gcore leaves them out
 entirely), so an address the core does not hold is read from the mapped file
 named by NT_FILE (file offset = page_offset * page_size) when that file can be
 found locally.
+
+Neither the core nor the mapped files are mapped into sfcheck: each is read at
+offsets (fileio.FileView, its size taken once at open), so a file truncated
+while it is read is a "changed while read" error (the core's: exit 2; a mapped
+file's: that file is unreadable) and never a SIGBUS that kills the process.
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ import mmap
 import os
 import struct
 from bisect import bisect_right
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 from ..errors import ElfError
-from ..fileio import InputFileError, map_regular
+from ..fileio import FileChangedError, FileView, InputFileError, ViewStream
 from ..format import constants as C
 from .abi import ABI_OF_MACHINE, ABIS, EM_AARCH64, EM_S390, EM_X86_64, S390X_FPR_DWARF
 from .memory import ADDR_MASK
@@ -42,10 +48,22 @@ _X86_64_DWARF = {"rax": 0, "rdx": 1, "rcx": 2, "rbx": 3, "rsi": 4, "rdi": 5, "rb
 _AARCH64_REGS = [f"x{i}" for i in range(31)] + ["sp", "pc", "pstate"]
 _S390X_REGS = ["psw_mask", "psw_addr"] + [f"r{i}" for i in range(16)]
 _REG_NAMES = {EM_X86_64: _X86_64_REGS, EM_AARCH64: _AARCH64_REGS, EM_S390: _S390X_REGS}
-# Distinct mapped files read for memory the core does not hold (each a read-only map);
-# a real process maps a few hundred, a hostile NT_FILE note may name any number.
+# Distinct mapped files read for memory the core does not hold; a real process maps a few
+# hundred, a hostile NT_FILE note may name any number.
 MAX_MAPPED_FILES = 1024
+# Of those, how many are kept open at once (the least recently read is closed, and
+# reopened if read again: it must then be the same file, or it changed while read).
+MAX_OPEN_MAPPED_FILES = 64
+# The core is read in blocks of this size, the last few hundred kept: a walk reads a
+# stack a word at a time, near the words before.
+_BLOCK_SHIFT = 14
+_BLOCK = 1 << _BLOCK_SHIFT
+_CACHED_BLOCKS = 256
+# Notes are read through a window of this size; a note larger than MAX_NOTE (none the
+# walk uses is: NT_FILE is refused above MAX_NT_FILE) is skipped, never read.
+_NOTE_WINDOW = 1 << 20
 MAX_NT_FILE = 64 << 20  # a large process's NT_FILE note is a few hundred KiB
+MAX_NOTE = MAX_NT_FILE + 4096  # header and name of the largest note used
 # File mappings used from NT_FILE notes: above the kernel's default vm.max_map_count (65530,
 # every mapping of a process, file-backed or not), so a core of any ordinary process is read
 # whole; a hostile note listing millions costs no more than this many.
@@ -61,8 +79,8 @@ class Thread:
     pid: int
     machine: int
     order: str  # struct byte order of the core
-    pr_reg: memoryview  # the raw register block
-    fpregs: memoryview | None = None  # s390x: NT_PRFPREG (fpc, pad, f0..f15)
+    pr_reg: bytes | memoryview  # the raw register block
+    fpregs: bytes | memoryview | None = None  # s390x: NT_PRFPREG (fpc, pad, f0..f15)
 
     @property
     def named(self) -> dict[str, int]:
@@ -106,13 +124,54 @@ class _Load:
     filesz: int
 
 
+class _MappedFile:
+    """A mapped file read at offsets. Its descriptor may be closed while other files are
+    read (at most MAX_OPEN_MAPPED_FILES stay open) and reopened later: the file then found
+    at the path must be the one first read (device, inode, size, modification time), or
+    it changed while read."""
+
+    __slots__ = ("local", "view", "ident", "size")
+
+    def __init__(self, local: str) -> None:
+        self.local = local
+        self.view: FileView | None = None
+        self.ident: tuple[int, ...] | None = None
+        self.size = 0
+        self.reopen()
+
+    def reopen(self) -> None:
+        view = FileView(self.local)  # refuses devices, FIFOs, directories in one line
+        try:
+            st = os.fstat(view.fd)
+        except OSError as exc:
+            view.close()
+            raise InputFileError(f"cannot read file: {exc.strerror or exc}",
+                                 self.local) from None
+        ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self.ident is None:
+            self.ident, self.size = ident, view.size
+        elif ident != self.ident:
+            view.close()
+            raise FileChangedError(f"changed while read: {self.size} bytes when first "
+                                   f"read, now {st.st_size} bytes"
+                                   + ("" if st.st_size != self.size
+                                      else " (rewritten or replaced)"), self.local)
+        self.view = view
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+
+
 @dataclass
 class CoreFile:
     """Parse with `CoreFile.open(path)`; `path_resolver` maps a path from the
     core's NT_FILE note to a local file (sysroot, --exe override)."""
 
     path: str
-    data: bytes | mmap.mmap  # the core itself, mapped: pages load as they are read
+    # The core itself: read at offsets (a FileView, see _core_bytes), or bytes for tests.
+    data: bytes | mmap.mmap | FileView
     machine: int
     big_endian: bool
     loads: list[_Load]
@@ -120,7 +179,9 @@ class CoreFile:
     mappings: list[FileMapping]
     auxv: dict[int, int]
     path_resolver: Callable[[str], str | None] = field(default=lambda p: p)
-    _file_cache: dict[str, bytes | mmap.mmap | None] = field(default_factory=dict)
+    _file_cache: dict[str, _MappedFile | None] = field(default_factory=dict)
+    _open_files: OrderedDict[str, _MappedFile] = field(default_factory=OrderedDict)
+    _blocks: dict[int, bytes] = field(default_factory=dict)  # FileView cores: read blocks
     # mapped path -> why it was not read (refused by the resolver, not a regular file, ...)
     unreadable: dict[str, str] = field(default_factory=dict)
     pac_mask: int | None = None  # aarch64: the PAC bits of code addresses (NT_ARM_PAC_MASK)
@@ -146,8 +207,27 @@ class CoreFile:
             seg = self.loads[i]
             off = addr - seg.vaddr
             if off + size <= seg.filesz and seg.offset + off + size <= len(self.data):
-                return self.data[seg.offset + off:seg.offset + off + size]
+                return self._core_bytes(seg.offset + off, size)
         return self._read_mapped_file(addr, size)
+
+    def _core_bytes(self, pos: int, size: int) -> bytes:
+        """`size` bytes of the core at `pos` (inside its size). A FileView core is read a
+        block at a time, the last blocks kept; a core that shrank since it was opened
+        raises FileChangedError (the caller's error: the core cannot be read)."""
+        data = self.data
+        if not isinstance(data, FileView):
+            return data[pos:pos + size]
+        block = pos >> _BLOCK_SHIFT
+        if size > _BLOCK or (pos + size - 1) >> _BLOCK_SHIFT != block:
+            return data.read(pos, size)
+        buf = self._blocks.get(block)
+        if buf is None:
+            if len(self._blocks) >= _CACHED_BLOCKS:
+                del self._blocks[next(iter(self._blocks))]  # the oldest read
+            start = block << _BLOCK_SHIFT
+            buf = self._blocks[block] = data.read(start, min(_BLOCK, data.size - start))
+        at = pos & (_BLOCK - 1)
+        return buf[at:at + size]
 
     def _read_mapped_file(self, addr: int, size: int) -> bytes | None:
         j = bisect_right(self._map_starts, addr) - 1
@@ -156,18 +236,34 @@ class CoreFile:
         m = self.mappings[j]
         if addr + size > m.end:
             return None
-        blob = self.file_bytes(m.path)
-        if blob is None:
-            return None
-        pos = m.file_offset + (addr - m.start)
-        if pos + size > len(blob):
-            return None  # past the end of the file: the kernel would have given SIGBUS
-        return blob[pos:pos + size]
+        return self.file_read(m.path, m.file_offset + (addr - m.start), size)
 
-    def file_bytes(self, mapped_path: str) -> bytes | mmap.mmap | None:
-        """The mapped file's bytes (a read-only map), or None when it cannot be read."""
+    def file_read(self, mapped_path: str, pos: int, size: int) -> bytes | None:
+        """`size` bytes at `pos` of a mapped file, or None when it cannot be read or ends
+        before (the kernel would have given SIGBUS). A file that cannot be read, or that
+        changed while read, is noted in `unreadable` and not read again."""
+        f = self._mapped_file(mapped_path)
+        if f is None or pos < 0 or size < 0 or pos + size > f.size:
+            return None
+        try:
+            if f.view is None:
+                f.reopen()
+                self._opened(mapped_path, f)
+            else:
+                self._open_files.move_to_end(mapped_path)
+            assert f.view is not None
+            return f.view.read(pos, size)
+        except InputFileError as exc:
+            self.unreadable.setdefault(mapped_path, exc.message)
+            f.close()
+            self._open_files.pop(mapped_path, None)
+            self._file_cache[mapped_path] = None
+            return None
+
+    def _mapped_file(self, mapped_path: str) -> _MappedFile | None:
+        """The mapped file, opened at its first use, or None when it cannot be read."""
         if mapped_path not in self._file_cache:
-            blob = None
+            got = None
             if len(self._file_cache) >= MAX_MAPPED_FILES:
                 self.unreadable.setdefault(
                     mapped_path, f"more than {MAX_MAPPED_FILES} mapped files: not read")
@@ -175,36 +271,77 @@ class CoreFile:
                 local = self.path_resolver(mapped_path)
                 if local is not None:
                     try:
-                        blob = map_regular(local)
+                        got = _MappedFile(local)
                     except InputFileError as exc:
                         self.unreadable.setdefault(mapped_path, exc.message)
-            self._file_cache[mapped_path] = blob
+                    else:
+                        self._opened(mapped_path, got)
+            self._file_cache[mapped_path] = got
         return self._file_cache[mapped_path]
+
+    def _opened(self, mapped_path: str, f: _MappedFile) -> None:
+        """Count `f` as open; close the least recently read file past the bound."""
+        self._open_files[mapped_path] = f
+        while len(self._open_files) > MAX_OPEN_MAPPED_FILES:
+            self._open_files.popitem(last=False)[1].close()
+
+    def close(self) -> None:
+        """Close the core and the mapped files (a FileView core cannot be read after)."""
+        for f in self._open_files.values():
+            f.close()
+        self._open_files.clear()
+        if isinstance(self.data, FileView):
+            self.data.close()
 
     # -- parsing -----------------------------------------------------------
 
     @classmethod
     def open(cls, path: str, path_resolver: Callable[[str], str | None] | None = None
              ) -> CoreFile:
+        """The core at `path`, read at offsets (never mapped: a core truncated while it is
+        read raises ElfError "changed while read", not SIGBUS; it may still raise
+        FileChangedError from `read` later, when the walk reaches the bytes it lost)."""
         try:
-            data = map_regular(path)  # refuses devices, FIFOs, directories in one line
+            view = FileView(path)  # refuses devices, FIFOs, directories in one line
         except InputFileError as exc:
             raise ElfError(exc.message, path) from None
-        return cls.parse(data, path, path_resolver)
+        try:
+            return cls.parse(view, path, path_resolver)
+        except BaseException:
+            view.close()
+            raise
 
     @classmethod
-    def parse(cls, data: bytes | mmap.mmap, label: str = "<core>",
+    def parse(cls, data: bytes | mmap.mmap | FileView, label: str = "<core>",
               path_resolver: Callable[[str], str | None] | None = None) -> CoreFile:
-        if data[:4] != b"\x7fELF":
+        """Parse a core held in `data`: its bytes, or a FileView the CoreFile goes on reading
+        (memory comes from it as the walk asks)."""
+        try:
+            return cls._parse(data, label, path_resolver)
+        except InputFileError as exc:  # a FileView core: changed while read, or an I/O error
+            raise ElfError(exc.message, label) from None
+
+    @classmethod
+    def _parse(cls, data: bytes | mmap.mmap | FileView, label: str,
+               path_resolver: Callable[[str], str | None] | None) -> CoreFile:
+        read: Callable[[int, int], bytes | memoryview]
+        if isinstance(data, FileView):
+            read = data.read
+            stream: io.BufferedIOBase | mmap.mmap = io.BufferedReader(ViewStream(data))
+        else:
+            whole = memoryview(data)
+            read = lambda off, n: whole[off:off + n]  # noqa: E731 - no copy
+            stream = data if isinstance(data, mmap.mmap) else io.BytesIO(data)
+        if bytes(read(0, min(4, len(data)))) != b"\x7fELF":
             raise ElfError("not an ELF file", label)
         try:
-            elf = ELFFile(data if isinstance(data, mmap.mmap) else io.BytesIO(data))
+            elf = ELFFile(stream)
             if elf["e_type"] != "ET_CORE":
                 raise ElfError(f"not a core file (e_type {elf['e_type']})", label)
             if elf.elfclass != 64:
                 raise ElfError("only 64-bit cores are supported", label)
             big = not elf.little_endian
-            machine = struct.unpack_from((">" if big else "<") + "H", data, 18)[0]
+            machine = struct.unpack((">" if big else "<") + "H", read(18, 2))[0]
             loads, notes = [], []
             for seg in elf.iter_segments():
                 if seg["p_type"] == "PT_LOAD":
@@ -215,8 +352,8 @@ class CoreFile:
                     if off + size > len(data):
                         raise ElfError(f"PT_NOTE at {off:#x} runs past the end of the file",
                                        label)
-                    notes.append(memoryview(data)[off:off + size])  # no copy
-        except ElfError:
+                    notes.append((off, size))
+        except (ElfError, InputFileError):
             raise
         except (ELFError, ELFParseError, struct.error, ValueError, KeyError, OverflowError,
                 IndexError, TypeError, AttributeError) as exc:
@@ -228,8 +365,8 @@ class CoreFile:
         dropped = 0
         auxv: dict[int, int] = {}
         pac_mask = None
-        for blob in notes:
-            for name, ntype, desc in _iter_notes(blob, order):
+        for off, size in notes:
+            for name, ntype, desc in _iter_notes(read, off, size, order):
                 if name == b"LINUX" and ntype == NT_ARM_PAC_MASK and len(desc) >= 16 \
                         and machine == EM_AARCH64 and pac_mask is None:
                     pac_mask = struct.unpack_from(order + "Q", desc, 8)[0]  # insn_mask
@@ -240,7 +377,8 @@ class CoreFile:
                     if thread is not None:
                         threads.append(thread)
                 elif ntype == NT_PRFPREG and machine == EM_S390 and threads:
-                    threads[-1] = replace(threads[-1], fpregs=desc)  # follows its PRSTATUS
+                    # follows its PRSTATUS; copied: the note window is read over
+                    threads[-1] = replace(threads[-1], fpregs=bytes(desc))
                 elif ntype == NT_FILE:
                     got, more = _nt_file(desc, order, MAX_FILE_MAPPINGS - len(mappings))
                     mappings.extend(got)
@@ -256,18 +394,34 @@ class CoreFile:
         return core
 
 
-def _iter_notes(blob: memoryview, order: str):
-    """(name, type, desc) of each note; stops quietly at the first truncated one."""
-    pos = 0
-    while pos + 12 <= len(blob):
-        namesz, descsz, ntype = struct.unpack_from(order + "III", blob, pos)
+def _iter_notes(read: Callable[[int, int], bytes | memoryview], start: int, size: int,
+                order: str) -> Iterator[tuple[bytes, int, memoryview]]:
+    """(name, type, desc) of each note of the `size` bytes at `start` (`read(offset, n)`
+    gives bytes of the core), read through a window: a note segment costs the window and
+    the largest note used, whatever its size. A note of more than MAX_NOTE bytes is
+    skipped unread; stops quietly at the first truncated one. `desc` is a view of the
+    window: copy what is kept."""
+    pos, base, buf = 0, 0, memoryview(b"")
+    while pos + 12 <= size:
+        if pos + 12 > base + len(buf):
+            base, buf = pos, memoryview(read(start + pos, min(_NOTE_WINDOW, size - pos)))
+        namesz, descsz, ntype = struct.unpack_from(order + "III", buf, pos - base)
         name_end = pos + 12 + namesz
         desc_pos = pos + 12 + ((namesz + 3) & ~3)
         desc_end = desc_pos + descsz
-        if desc_end > len(blob) or name_end > len(blob):
+        if desc_end > size or name_end > size:
             return
-        yield bytes(blob[pos + 12:name_end]).rstrip(b"\0"), ntype, blob[desc_pos:desc_end]
-        pos = desc_pos + ((descsz + 3) & ~3)
+        after = desc_pos + ((descsz + 3) & ~3)
+        if desc_end > base + len(buf):
+            if desc_end - pos > MAX_NOTE:
+                pos = after
+                continue
+            base = pos
+            buf = memoryview(read(start + pos, max(desc_end - pos,
+                                                   min(_NOTE_WINDOW, size - pos))))
+        yield (bytes(buf[pos + 12 - base:name_end - base]).rstrip(b"\0"), ntype,
+               buf[desc_pos - base:desc_end - base])
+        pos = after
 
 
 def _prstatus(desc: memoryview, order: str, machine: int, number: int) -> Thread | None:
@@ -275,7 +429,9 @@ def _prstatus(desc: memoryview, order: str, machine: int, number: int) -> Thread
     if names is None or len(desc) < _PR_REG_OFF + 8 * len(names):
         return None
     pid = struct.unpack_from(order + "i", desc, _PR_PID_OFF)[0]
-    return Thread(number, pid, machine, order, desc[_PR_REG_OFF:_PR_REG_OFF + 8 * len(names)])
+    # Copied: `desc` is a view of the note window, read over by the next notes.
+    return Thread(number, pid, machine, order,
+                  bytes(desc[_PR_REG_OFF:_PR_REG_OFF + 8 * len(names)]))
 
 
 def _nt_file(desc: memoryview, order: str, room: int) -> tuple[list[FileMapping], int]:

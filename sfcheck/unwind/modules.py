@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from elftools.elf.elffile import ELFFile
 
 from ..elf import ElfSFrameInfo, load_elf
 from ..errors import ElfError
-from ..fileio import InputFileError, map_regular, open_regular
+from ..fileio import FileChangedError, FileView, InputFileError, ViewStream, open_regular
 from ..loadbias import Mapped, Segment, load_bias
 from .core import AT_ENTRY, CoreFile, FileMapping
 from .table import SFrameTable
@@ -33,6 +34,9 @@ class Module:
     is_exe: bool = False
     not_elf: bool = False  # a data file (locale archive, font, cache): not an object
     ranges: tuple[tuple[int, int], ...] = ()  # its mappings' [start, end), when known
+    # where to note the file as unreadable when it changes while its symbols are read
+    # (the core's `unreadable`: load_modules sets it)
+    unreadable: dict[str, str] | None = None
     _symbols: Symbols | None = None
 
     def holds(self, pc: int) -> bool:
@@ -45,6 +49,8 @@ class Module:
     def symbolize(self, pc: int) -> tuple[str, int] | None:
         if self._symbols is None:
             self._symbols = Symbols.load(self.local) if self.local else Symbols([])
+            if self._symbols.changed is not None and self.unreadable is not None:
+                self.unreadable.setdefault(self.path, self._symbols.changed)
         if self.bias is None:
             return None
         return self._symbols.find(pc - self.bias)
@@ -53,16 +59,23 @@ class Module:
 class Symbols:
     """Function symbols of one file (link-time addresses), `.symtab` and `.dynsym`."""
 
-    def __init__(self, syms: list[tuple[int, int, str]]) -> None:
+    def __init__(self, syms: list[tuple[int, int, str]], changed: str | None = None) -> None:
         syms.sort()
         self._syms = syms
         self._starts = [s[0] for s in syms]
+        self.changed = changed  # "changed while read: ..." when the file shrank meanwhile
 
     @classmethod
     def load(cls, path: str) -> Symbols:
         out: list[tuple[int, int, str]] = []
         try:
-            elf = ELFFile(map_regular(path))  # a read-only map: only the tables are touched
+            # Read at offsets, never mapped (a file truncated meanwhile must not SIGBUS us):
+            # only the tables are read.
+            view = FileView(path)
+        except InputFileError:
+            return cls(out)
+        try:
+            elf = ELFFile(io.BufferedReader(ViewStream(view)))
             for secname in (".symtab", ".dynsym"):
                 sec = elf.get_section_by_name(secname)
                 if sec is None or not hasattr(sec, "iter_symbols"):
@@ -72,8 +85,12 @@ class Symbols:
                             sym["st_value"] and sym.name:
                         out.append((sym["st_value"], sym["st_size"], sym.name))
             out.extend(_plt_symbols(elf))
+        except FileChangedError as exc:
+            return cls(out, exc.message)
         except _SYMBOL_ERRORS:
             pass  # symbols are a nicety; a broken table just means "??"
+        finally:
+            view.close()
         return cls(out)
 
     def find(self, addr: int) -> tuple[str, int] | None:
@@ -162,24 +179,28 @@ def load_modules(core: CoreFile, exe: str | None = None) -> list[Module]:
     for path, maps in by_path.items():
         local = core.path_resolver(path)
         mod = Module(path, local, min(m.start for m in maps), max(m.end for m in maps),
-                     is_exe=path == exe_path, ranges=tuple((m.start, m.end) for m in maps))
+                     is_exe=path == exe_path, ranges=tuple((m.start, m.end) for m in maps),
+                     unreadable=core.unreadable)
         if path in refused:
             mod.error = f"refused: {refused[path]}"
         else:
             _load(mod, maps, core if mod.is_exe else None)
         modules.append(mod)
     if not by_path and exe is not None:
-        mod = Module(exe, exe, 0, 0, is_exe=True)
+        mod = Module(exe, exe, 0, 0, is_exe=True, unreadable=core.unreadable)
         _load(mod, [], None)
         if mod.info is not None and AT_ENTRY in core.auxv:
             try:
-                e_entry = ELFFile(map_regular(exe))["e_entry"]
+                with FileView(exe) as view:  # read, not mapped
+                    e_entry = ELFFile(io.BufferedReader(ViewStream(view)))["e_entry"]
                 mod.bias = core.auxv[AT_ENTRY] - e_entry
                 if mod.info.load_segments:  # its extent, for naming PCs and symbols
                     segs = mod.info.load_segments
                     mod.start = min(s.vaddr for s in segs) + mod.bias
                     mod.end = max(s.vaddr + s.memsz for s in segs) + mod.bias
                 _add_tables(mod)
+            except InputFileError as exc:
+                mod.error = f"cannot read e_entry: {exc.message}"
             except _SYMBOL_ERRORS as exc:
                 mod.error = f"cannot read e_entry: {exc}"
         modules.append(mod)
