@@ -208,8 +208,9 @@ def load_elf(
 ) -> ElfSFrameInfo:
     """Read an ELF file (a path, or its bytes in any buffer) and return its SFrame data.
 
-    Nothing reads the whole file: a path is mapped (``fileio.map_regular``, which refuses
-    anything but a regular file), a buffer is used in place, and only the header tables
+    Nothing reads the whole file: a path is read at offsets (``fileio.FileView``, which refuses
+    anything but a regular file and reports a file that shrank as changed while read), a
+    buffer is used in place, and only the header tables
     and the sections needed are copied out, each bounded by ``MAX_SECTION_BYTES``.
     ``name`` labels the input in the result and in error messages (it defaults to the
     path, or ``"<bytes>"``).  ``cfi`` also prepares the `.eh_frame` cross-check inputs
