@@ -66,6 +66,8 @@ def test_pre_commit_hook_fails_broken_passes_clean(tmp_path: Path) -> None:
         pytest.skip("git not installed (Debian: apt-get install git)")
     if not _pypi_reachable():
         pytest.skip("no network to PyPI: pre-commit installs the hook's package with pip")
+    if not (ROOT / "setup.py").is_file():  # e.g. a distro build's copy of the tests
+        pytest.skip(f"no package source beside the tests ({ROOT}): the hook builds it")
     hook_repo = _hook_repo(tmp_path)
     project = tmp_path / "project"
     (project / "lib").mkdir(parents=True)

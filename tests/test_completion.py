@@ -7,10 +7,12 @@ environment, the candidates written to the output stream (fd 8 in a real shell).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,24 @@ def _exit(status: int) -> None:
     raise _Done(status)
 
 
+@contextlib.contextmanager
+def _fd9_hidden() -> Iterator[None]:
+    """argcomplete 2 (Debian 12's) writes debug output to fd 9 when it is open and closes it
+    with its file object later: in pytest fd 9 can be pytest's own (faulthandler's stderr),
+    and the run then ends in EBADF. Closed during the call, fd 9 is left alone."""
+    try:
+        saved = os.dup(9)
+    except OSError:  # not open: nothing to protect
+        yield
+        return
+    os.close(9)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 9)
+        os.close(saved)
+
+
 def complete(line: str, monkeypatch: pytest.MonkeyPatch, cwd: Path = ROOT) -> list[str]:
     """The candidates bash gets for `line` with the cursor at its end."""
     monkeypatch.chdir(cwd)
@@ -40,7 +60,7 @@ def complete(line: str, monkeypatch: pytest.MonkeyPatch, cwd: Path = ROOT) -> li
                         "COMP_POINT": str(len(line)), "COMP_TYPE": "9"}.items():
         monkeypatch.setenv(name, value)
     out = io.StringIO()
-    with pytest.raises(_Done) as done:
+    with _fd9_hidden(), pytest.raises(_Done) as done:
         completion.complete(build_parser(), exit_method=_exit, output_stream=out)
     assert done.value.args == (0,)
     return [c.strip() for c in out.getvalue().split("\n") if c.strip()]
