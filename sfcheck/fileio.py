@@ -13,7 +13,6 @@ import io
 import mmap
 import os
 import stat
-from typing import Any
 
 from .errors import SfcheckError
 
@@ -170,7 +169,7 @@ class ViewStream(io.RawIOBase):
         self.pos = base + offset
         return self.pos
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         n = max(0, min(len(buffer), self.view.size - self.pos))
         data = self.view.read(self.pos, n)
         buffer[:n] = data

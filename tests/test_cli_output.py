@@ -415,8 +415,11 @@ def test_escape_bidi_controls_and_separators() -> None:
     assert escape("a\u202eb\u2028c") == "a\\u202eb\\u2028c"
     assert escape(BIDI) == "".join(f"\\u{ord(c):04x}" for c in BIDI)
     assert escape("caf\u00e9 \u202f\u2030") == "caf\u00e9 \u202f\u2030"  # neighbours kept
+    # Any character UTF-8 can encode (no surrogates); hypothesis before 6.73 (Debian 12's
+    # 6.67) has no characters(codec=...).
+    encodable = st.characters().filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF)
 
-    @given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(BIDI)))
+    @given(st.text(alphabet=encodable | st.sampled_from(BIDI)))
     def check(text: str) -> None:
         assert not set(escape(text)) & set(BIDI)
 
