@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             killed, judged = _score(c)
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
                   flush=True)
-    _report(args.output, results, args.budget)
+            _report(args.output, results, args.budget)  # after each group: a stop keeps them
     print(f"report: {args.output}")
     return 0
 
