@@ -703,7 +703,11 @@ class _Loader:
         addr = [sh.addr for sh in shdrs] if bases is None else \
             [bases.get(sh.index, 0) for sh in shdrs]
         place = addr[sf.index]
+        size = len(buf)  # the bytes held: a NOBITS section's are none, whatever sh_size says
         for r_offset, width, pcrel, value, shndx, addend in plan:
+            if r_offset + width > size:  # the plan checked sh_size; a slice past the end grows
+                raise self._fail(f"relocation at r_offset {r_offset:#x} + {width} outside "
+                                 f"the {size:#x} stored bytes of section #{sf.index}")
             if addend is None:  # REL: the addend is what is stored in place
                 addend = int.from_bytes(buf[r_offset : r_offset + width], order, signed=True)
             value += addr[shndx] + addend if shndx else addend

@@ -151,3 +151,13 @@ def test_cli_scan_that_spills_reclaims(tmp_path: Path) -> None:
     env_run = _sfcheck_with_tmpdir(str(tmp), str(tar))
     assert env_run.returncode in (0, 1), env_run.stderr
     assert not dead.exists() and list(tmp.iterdir()) == []
+
+
+def test_reclaim_keeps_a_directory_whose_pid_no_process_can_have(tmp_path: Path) -> None:
+    """`sfcheck-<20 digits>-x` owned by us: os.kill raised OverflowError (an internal error
+    at the next spill); it is not a directory sfcheck made, so it stays."""
+    from sfcheck.inputs.spill import reclaim_stale
+
+    odd = tmp_path / ("sfcheck-" + "9" * 20 + "-abc")
+    odd.mkdir()
+    assert reclaim_stale(str(tmp_path)) == [] and odd.is_dir()

@@ -68,6 +68,8 @@ def _alive(pid: int) -> bool:
         return False
     except OSError:  # EPERM: someone else's process, alive
         return True
+    except OverflowError:  # no PID this large: not a directory this code made, keep it
+        return True
     return True
 
 

@@ -1,7 +1,8 @@
 """Model of the 2023 RFC kernel reader ("[PATCH RFC 09/10] unwind: Introduce SFrame user
 space unwinding", Josh Poimboeuf, 2023-11-08; kernel/unwind/sframe.c, v1 only).
 
-Written from the description in docs/kernel-readers.md and a reading of the patch; the
+Written from a reading of the patch (message-id
+09460e60dd1c2f8ea1abb8d9188195db699ce76f.1699487758.git.jpoimboe@kernel.org); the
 reader's defects are kept on purpose, because the point is to predict what it does:
 * registration tests `(!flags & SORTED)`: only flags == 0 is refused;
 * find_fde binary-searches `first .. first + num_fdes` inclusive (one record past the

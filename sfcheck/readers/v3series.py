@@ -2,8 +2,8 @@
 
 Source read: dylanbhatch/linux:kernel/unwind/sframe.c@3231d5c5 (sframe_add_section,
 sframe_read_header, sframe_validate_section, __find_fde, __find_fre, __read_fre, the
-data-word readers), written here from that reading and docs/kernel-readers.md. Kept as the
-reader has it, because the point is to predict it:
+data-word readers), written here from that reading. Kept as the reader has it, because the
+point is to predict it:
 * registration needs magic, v3, SORTED and FDE_FUNC_START_PCREL, auxhdr_len 0, non-zero
   counts, the header inside the section and the FRE sub-section after the FDE array and
   inside the section; with CONFIG_SFRAME_VALIDATION every FDE and FRE is read once;
