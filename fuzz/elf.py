@@ -54,7 +54,7 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.errors import DecodeError, SfcheckError
     from sfcheck.fileio import FileView
     from sfcheck.result import Severity
-    from sfcheck.rules.context import MAX_PER_RULE
+    from sfcheck.walk.context import MAX_PER_RULE
 
 from fuzz import mutator  # noqa: E402
 

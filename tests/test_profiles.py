@@ -20,8 +20,8 @@ from sfcheck.profiles import PROFILE_NAMES, PROFILES, flag_names
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import RULES
 from sfcheck.rules import consumer as K
-from sfcheck.rules.context import MAX_PER_RULE, SectionContext
-from sfcheck.rules.section import check_section
+from sfcheck.walk.context import MAX_PER_RULE, SectionContext
+from sfcheck.walk.section import check_section
 
 from helpers import CORPUS
 from strategies import mutated_sections, sections

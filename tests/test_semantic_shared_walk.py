@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf
 from sfcheck.elf import load_elf
-from sfcheck.rules import context
 from sfcheck.rules.semantic import check as semantic_check
 from sfcheck.rules.semantic.check import _SectionPass
+from sfcheck.walk import context
 
 from helpers import CORPUS, UPSTREAM, upstream_absent
 

@@ -15,8 +15,8 @@ from sfcheck.format.encode import encode
 from sfcheck.format.layout import build_section
 from sfcheck.format.model import FDE, fde_info, make_fre
 from sfcheck.result import Severity
-from sfcheck.rules.context import SectionContext
 from sfcheck.rules.semantic import cross_check
+from sfcheck.walk.context import SectionContext
 
 from helpers import uleb
 

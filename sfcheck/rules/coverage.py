@@ -16,8 +16,8 @@ from operator import add, and_, gt, itemgetter, le, lt
 
 from ..elf import ElfSFrameInfo
 from ..record import NamedTuple
+from ..walk.context import SectionContext, range_columns
 from ..wording import plural
-from .context import SectionContext, range_columns
 from .registry import rule
 
 MAX_LISTED = 8  # ranges named in the message; the byte count covers all of them

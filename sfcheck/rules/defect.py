@@ -16,8 +16,8 @@ from ..format.decode import Decoder, decode_header
 from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule
 from ..format.model import Header
+from ..walk.context import SectionContext
 from . import semantic as S
-from .context import SectionContext
 from .registry import Rule, rule
 
 PLT_GOT_CFA = rule(

@@ -9,8 +9,8 @@ from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSect
 from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
+from ..walk.context import SectionContext, range_columns
 from ..wording import plural
-from .context import SectionContext, range_columns
 from .defect import check_discarded
 from .registry import rule
 

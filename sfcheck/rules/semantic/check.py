@@ -15,13 +15,13 @@ from ...elf import Buffer, ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
+from ...format.fde_table import block_ends
 from ...format.fre_blocks import FreBlocks, Tokens
 from ...format.model import FDE, Header
 from ...result import Severity
+from ...walk.context import MAX_PER_RULE, SectionContext
 from ...wording import plural
-from ..context import MAX_PER_RULE, SectionContext
 from ..registry import Rule as RuleDef
-from ..section import block_ends
 from .catalog import (
     CFA_MISMATCH,
     CLASSIFIERS,
