@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sfcheck.cli import build_parser, main, profile_table
+from sfcheck.cli import build_parser, main
+from sfcheck.cli.catalogue import profile_table
 from sfcheck.elf import load_elf
 from sfcheck.profiles import PROFILES
 from sfcheck.rules import GROUPS, RULES

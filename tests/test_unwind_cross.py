@@ -38,8 +38,8 @@ from typing import Any
 
 import pytest
 
+from sfcheck.cli import unwind as cli
 from sfcheck.elf import load_elf
-from sfcheck.unwind import cli
 
 from unwind_build import GDB_FRAMES_PY, SIGTRAMP
 
