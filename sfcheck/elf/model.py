@@ -4,7 +4,7 @@ context the checker and the unwinder need (text ranges, load segments, symbols, 
 
 from __future__ import annotations
 
-from .record import Record
+from ..record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:

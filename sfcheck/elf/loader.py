@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from itertools import compress, islice, repeat
 from operator import add, and_, eq, itemgetter, lshift, lt, rshift, sub
 
-from sfcheck.elfmodel import (
+from sfcheck.elf.model import (
     CfiView,
     ElfSFrameInfo,
     FuncSymbol,
