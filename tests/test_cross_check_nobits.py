@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import sfcheck.checker as K
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.elf.model import SFrameSection
 from sfcheck.record import replace
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.unwind import Unwinder, cli
 from sfcheck.unwind.core import CoreFile
 from sfcheck.unwind.table import SFrameTable

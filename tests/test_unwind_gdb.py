@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.unwind import cli
 
 from unwind_build import GDB_FRAMES_PY, SIGTRAMP

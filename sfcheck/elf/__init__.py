@@ -1,14 +1,7 @@
-"""The ELF layer (moved from elf.py; split into modules in the next commit)."""
+"""The ELF layer: finds SFrame data, and the context needed to check it, in ELF files.
 
-from sfcheck.elf.loader import *  # noqa: F403
-from sfcheck.elf.loader import (  # noqa: F401
-    ELF_MAGIC,
-    MAX_SECTION_BYTES,
-    MAX_SFRAME_SECTIONS,
-    Buffer,
-    ElfError,
-    FuncSymbols,
-    address_set,
-    addresses,
-    string_at,
-)
+``loader.load_elf`` is the way in; ``model`` holds what it returns (the only part the
+rules read); ``headers`` the ELF header tables and bounded reads, ``relocations`` and
+``symbols`` what relocatable objects and symbol tables need, ``constants`` the numbers.
+Nothing is imported here, so the rules' ``elf.model`` loads without the loader.
+"""
