@@ -46,7 +46,9 @@ from fuzz import common  # noqa: E402
 # made 107 + 133 + 42 of the ~2,500 branch callbacks per execution (counted: see
 # reports/fuzz-section-rate-2026-11-26.md).
 GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors",
-        "sfcheck.elf", "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
+        "sfcheck.elf", "sfcheck.elf.loader", "sfcheck.elf.headers", "sfcheck.elf.relocations",
+        "sfcheck.elf.symbols", "sfcheck.elf.model", "sfcheck.elf.constants",
+        "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
         "sfcheck.walk.fre_patterns", "sfcheck.walk.fde_shapes", "sfcheck.walk.fast",
         "sfcheck.format.fde_table",
         "sfcheck.walk.context", "sfcheck.rules.registry", "sfcheck.format.model",

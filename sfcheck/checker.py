@@ -7,7 +7,10 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from . import rules  # noqa: F401  (registers every rule)
-from .elf import Buffer, ElfError, FuncSymbol, FuncSymbols, addresses, load_elf
+from .elf.loader import load_elf
+from .elf.model import Buffer, FuncSymbol, addresses
+from .elf.symbols import FuncSymbols
+from .errors import ElfError
 from .format.model import Header
 from .profiles import PROFILES
 from .record import Record, replace

@@ -23,7 +23,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .elf import ElfError, ElfSFrameInfo, load_elf
+from .elf.loader import load_elf
+from .elf.model import ElfSFrameInfo
+from .errors import ElfError
 from .loadbias import Mapped, Segment, load_bias
 from .procfs import (
     DELETED,

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import encode_tiled, plan
-from sfcheck.elf import ElfError, load_elf
-from sfcheck.errors import DecodeError
+from sfcheck.elf.loader import load_elf
+from sfcheck.errors import DecodeError, ElfError
 from sfcheck.format import constants as C
 from sfcheck.format import encode
 from sfcheck.format.decode import Decoder, decode_header

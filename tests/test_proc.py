@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.cli import main
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.proc import (
     ObjectReport,
     ProcScan,

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.cli import main
-from sfcheck.elf import LoadSegment, load_elf
+from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import LoadSegment
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.model import Section

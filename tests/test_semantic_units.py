@@ -8,7 +8,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sfcheck.elf import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
+from sfcheck.elf.model import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode_header
 from sfcheck.format.encode import encode

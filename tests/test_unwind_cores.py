@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfcheck.cli import unwind as cli
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.unwind import Unwinder
 from sfcheck.unwind.core import CoreFile
 from sfcheck.unwind.table import SFrameTable

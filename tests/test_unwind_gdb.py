@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from sfcheck.cli import unwind as cli
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 
 from unwind_build import GDB_FRAMES_PY, SIGTRAMP
 

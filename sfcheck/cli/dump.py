@@ -16,7 +16,7 @@ from .args import Formatter, parse_address
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
-    from ..elf import ElfSFrameInfo
+    from ..elf.model import ElfSFrameInfo
 
 _BFD_NAMES = {("EM_X86_64", 64, True): "elf64-x86-64", ("EM_386", 32, True): "elf32-i386",
               ("EM_AARCH64", 64, True): "elf64-littleaarch64",
@@ -66,7 +66,7 @@ class _Out:
 
 def _read_raw(path: str, out: _Out) -> bytes | None:
     """A bare section file's bytes, or None after reporting why it cannot be read."""
-    from ..elf import MAX_SECTION_BYTES
+    from ..elf.constants import MAX_SECTION_BYTES
     from ..fileio import InputFileError, read_bounded
 
     try:  # regular files only, and no bigger than a section sfcheck reads
@@ -79,7 +79,9 @@ def _read_raw(path: str, out: _Out) -> bytes | None:
 def _sections(path: str, source: str | bytes, args: argparse.Namespace, out: _Out):
     """(info, [(name, vma, bytes)]) for each SFrame section of `source` (a path, or an
     archive member's bytes labelled `path`), or None after reporting."""
-    from ..elf import ELF_MAGIC, ElfError, load_elf
+    from ..elf.constants import ELF_MAGIC
+    from ..elf.loader import load_elf
+    from ..errors import ElfError
 
     if args.raw:
         data = _read_raw(path, out) if isinstance(source, str) else source

@@ -7,7 +7,7 @@ selected profile lists it, and its message names the reader.
 
 from __future__ import annotations
 
-from ..elf import ElfSFrameInfo
+from ..elf.model import ElfSFrameInfo
 from ..format.model import Header
 from ..profiles import Profile, flag_names
 from ..walk.context import SectionContext

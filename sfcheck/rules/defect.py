@@ -8,7 +8,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 from __future__ import annotations
 
 from ..dwarf.cfi import UNDEFINED, EhFde
-from ..elf import ElfSFrameInfo, address_set
+from ..elf.model import ElfSFrameInfo, address_set
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import Abi

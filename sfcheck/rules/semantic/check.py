@@ -11,7 +11,7 @@ from itertools import compress, repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
 from ...dwarf.cfi import CfiError, EhFde, EhFdes, decode_eh_frame
-from ...elf import Buffer, ElfSFrameInfo, addresses
+from ...elf.model import Buffer, ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
