@@ -110,7 +110,7 @@ def _aggregate(packages: list[dict[str, Any]]) -> dict[str, Any]:
     profiles = []
     for prof in PROFILES:
         refused = accepted = 0
-        for p, f in files:
+        for _, f in files:
             if not f["sframe"]:
                 continue
             refuse = any(prof in r[2] for r in RULES for x in f["findings"] if x["rule"] == r[0])

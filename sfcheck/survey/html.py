@@ -380,7 +380,7 @@ def _profiles(data: dict[str, Any]) -> str:
                                 ("Packages refused", True)],
                    (f"<tr><td><code>{t(p['profile'])}</code></td>{_td_num(p['files_accepted'])}"
                     f"{_td_num(p['files_refused'])}"
-                    f"{_td_pct(ratio(p['files_refused'], p['files_accepted'] + p['files_refused']))}"
+                    f"{_td_pct(ratio(p['files_refused'], _checked(p)))}"
                     f"{_td_num(p['packages_refused'])}</tr>" for p in profs))
     return ("<section id=profiles><h2>Reader acceptance</h2>"
             "<p>Whether each consumer profile's reader (<code>sfcheck --profile</code>) would "
@@ -434,6 +434,15 @@ def _diff(data: dict[str, Any], ids: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _checked(p: dict[str, Any]) -> int:
+    return p["files_accepted"] + p["files_refused"]
+
+
+def _overhead(p: dict[str, Any]) -> float | None:
+    """.sframe bytes over .eh_frame bytes; undefined without .sframe or without .eh_frame."""
+    return ratio(p["sframe_bytes"], p["eh_frame_bytes"]) if p["sframe_bytes"] else None
+
+
 def _refused(p: dict[str, Any]) -> int:
     return sum(v == "refuses" for v in p["profiles"].values())
 
@@ -448,7 +457,7 @@ def _packages(packages: Sequence[dict[str, Any]]) -> str:
             f'{_td_num(p["elf_files"])}{_td_num(p["elf_files_with_sframe"])}'
             f'{_td_pct(p["coverage"])}{_td_size(p["sframe_bytes"])}'
             f'{_td_size(p["eh_frame_bytes"])}'
-            f'{_td_pct(ratio(p["sframe_bytes"], p["eh_frame_bytes"]) if p["sframe_bytes"] else None)}'
+            f'{_td_pct(_overhead(p))}'
             f'{_td_num(f["error"])}{_td_num(f["warning"])}{_td_num(f["info"])}'
             f'{_td_num(_refused(p))}</tr>')
     heads = [("Package", False), ("Version", False), ("Source", False), ("Arch", False),
