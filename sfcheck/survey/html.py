@@ -59,7 +59,12 @@ tbody tr:nth-child(even){background:var(--alt)}
 .sev-error{color:var(--err);font-weight:600}.sev-warning{color:var(--warn)}
 .sev-info{color:var(--info)}.accepts{color:var(--ok)}.refuses{color:var(--err);
 font-weight:600}.no-sframe{color:var(--mute)}
-.scroll{overflow-x:auto}table.packages td,td.n{white-space:nowrap}.zero{color:var(--mute)}
+.scroll{overflow-x:auto}
+table.packages td:nth-child(n+6),table.files td:nth-child(n+4):nth-child(-n+8){
+text-align:right;font-variant-numeric:tabular-nums}table.files td:nth-child(-n+3){
+font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+table.packages td,td.n{
+white-space:nowrap}.zero{color:var(--mute)}
 svg{display:block;max-width:100%;height:auto;margin:.5rem 0 1rem}
 svg text{font:12px system-ui,sans-serif;fill:var(--fg)}svg .axis{stroke:var(--mute)}
 svg .bar{fill:var(--bar)}svg .bar2{fill:var(--bar2)}svg .error{fill:var(--err)}
@@ -140,28 +145,33 @@ def ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-# -- table cells: numeric ones carry the raw value in data-v when the text is not it --------
+# -- table cells: numeric ones carry the raw value in data-v when the text is not it. The two
+# big tables (packages, files) align their numeric columns by position in CSS rather than by
+# a class on each of their millions of cells.
 
-def _td_num(n: int) -> str:
-    return f'<td class="n">{n}</td>' if n < 1000 else f'<td class="n" data-v="{n}">{num(n)}</td>'
-
-
-def _td_size(n: int) -> str:
-    return f'<td class="n" data-v="{n}">{size(n)}</td>'
+def _td_num(n: int, cls: str = " class=n") -> str:
+    return f"<td{cls}>{n}</td>" if n < 1000 else f"<td{cls} data-v={n}>{num(n)}</td>"
 
 
-def _td_pct(r: float | None) -> str:
-    return f'<td class="n" data-v="{"" if r is None else f"{r:.6g}"}">{pct(r)}</td>'
+def _td_size(n: int, cls: str = " class=n") -> str:
+    return f"<td{cls} data-v={n}>{size(n)}</td>"
+
+
+def _td_pct(r: float | None, cls: str = " class=n") -> str:
+    return f'<td{cls} data-v="{"" if r is None else f"{r:.6g}"}">{pct(r)}</td>'
 
 
 def _table(cls: str, heads: Sequence[tuple[str, bool]], rows: Iterable[str],
-           caption: str = "") -> str:
-    """A sortable table; heads are (label, numeric); rows are ready <tr>… strings."""
-    th = "".join(f'<th{" class=n" if n else ""} aria-sort="none" scope="col">'
-                 f"<button type=button>{label}</button></th>" for label, n in heads)
-    cap = f"<caption class=mute>{caption}</caption>" if caption else ""
-    return (f'<div class=scroll><table class="sortable {cls}">{cap}<thead><tr>{th}</tr></thead>'
-            f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>\n")
+           sortable: bool = True) -> str:
+    """A table, sortable by its header buttons; heads are (label, numeric); rows are ready
+    <tr>… strings."""
+    if sortable:
+        th = "".join(f'<th{" class=n" if n else ""} aria-sort=none scope=col>'
+                     f"<button type=button>{label}</button></th>" for label, n in heads)
+    else:
+        th = "".join(f'<th{" class=n" if n else ""}>{label}</th>' for label, n in heads)
+    return (f'<div class=scroll><table class="{"sortable " if sortable else ""}{cls}"><thead>'
+            f"<tr>{th}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>\n")
 
 
 # -- plots: inline SVG -----------------------------------------------------------------------
@@ -454,12 +464,11 @@ def _packages(packages: Sequence[dict[str, Any]]) -> str:
         rows.append(
             f'<tr><td><a href="#{t(p["id"])}">{t(p["name"])}</a></td><td>{t(p["version"])}</td>'
             f'<td>{t(p["source"])}</td><td>{t(p["architecture"])}</td><td>{t(p["suite"])}</td>'
-            f'{_td_num(p["elf_files"])}{_td_num(p["elf_files_with_sframe"])}'
-            f'{_td_pct(p["coverage"])}{_td_size(p["sframe_bytes"])}'
-            f'{_td_size(p["eh_frame_bytes"])}'
-            f'{_td_pct(_overhead(p))}'
-            f'{_td_num(f["error"])}{_td_num(f["warning"])}{_td_num(f["info"])}'
-            f'{_td_num(_refused(p))}</tr>')
+            f'{_td_num(p["elf_files"], "")}{_td_num(p["elf_files_with_sframe"], "")}'
+            f'{_td_pct(p["coverage"], "")}{_td_size(p["sframe_bytes"], "")}'
+            f'{_td_size(p["eh_frame_bytes"], "")}{_td_pct(_overhead(p), "")}'
+            f'{_td_num(f["error"], "")}{_td_num(f["warning"], "")}{_td_num(f["info"], "")}'
+            f'{_td_num(_refused(p), "")}</tr>')
     heads = [("Package", False), ("Version", False), ("Source", False), ("Arch", False),
              ("Suite", False), ("ELF files", True), ("With .sframe", True), ("Coverage", True),
              (".sframe", True), (".eh_frame", True), (".sframe/.eh_frame", True),
@@ -484,11 +493,11 @@ def _files(files: Sequence[dict[str, Any]], max_files: int) -> str:
                              f" \u00d7{num(x['count'])}" for x in f["findings"]) or "\u2014"
         cov = ratio(f["text_bytes_covered"], f["text_bytes"]) if f["sframe"] else None
         rows.append(
-            f'<tr><td class=path>{t(f["path"])}</td>'
-            f'<td>{"v" + str(f["version"]) if f["sframe"] else "no"}</td>'
-            f'<td><code>{t(f["flags"]) if f["flags"] else ""}</code></td>'
-            f'{_td_num(f["fdes"])}{_td_num(f["fres"])}{_td_pct(cov)}'
-            f'{_td_size(f["sframe_bytes"])}{_td_size(f["eh_frame_bytes"])}'
+            f'<tr><td>{t(f["path"])}</td>'
+            f'<td>{"v" + t(f["version"]) if f["sframe"] else "no"}</td>'
+            f'<td>{t(f["flags"]) if f["flags"] else ""}</td>'
+            f'<td>{num(f["fdes"])}</td><td>{num(f["fres"])}</td><td>{pct(cov)}</td>'
+            f'<td>{size(f["sframe_bytes"])}</td><td>{size(f["eh_frame_bytes"])}</td>'
             f'<td>{t(f["producer"])}</td><td>{findings}</td></tr>')
     heads = [("Path", False), (".sframe", False), ("Flags", False), ("FDEs", True),
              ("FREs", True), ("Coverage", True), (".sframe", True), (".eh_frame", True),
@@ -498,7 +507,7 @@ def _files(files: Sequence[dict[str, Any]], max_files: int) -> str:
             "are left out here; <code>sfcheck survey report --json</code> lists them all.</p>"
             if hidden else "")
     return (f"<details><summary>{num(len(files))} ELF files</summary>"
-            + _table("files", heads, rows) + more + "</details>")
+            + _table("files", heads, rows, sortable=False) + more + "</details>")
 
 
 def _details(packages: Sequence[dict[str, Any]], out: TextIO, max_files: int) -> None:
@@ -509,8 +518,10 @@ def _details(packages: Sequence[dict[str, Any]], out: TextIO, max_files: int) ->
         f = p["findings"]
         rules = ", ".join(f"<code>{t(r)}</code> \u00d7{num(n)}"
                           for r, n in sorted(p["rules"].items(), key=lambda kv: -kv[1]))
-        profs = " ".join(f'{t(k)}: <span class="{t(v)}">{t(v)}</span>;'
-                         for k, v in p["profiles"].items())
+        refusing = [k for k, v in p["profiles"].items() if v == "refuses"]
+        accepting = sum(v == "accepts" for v in p["profiles"].values())
+        profs = (f'refused by <span class=refuses>{", ".join(t(k) for k in refusing)}</span>, '
+                 if refusing else "") + f"accepted by {num(accepting)} of {len(p['profiles'])}"
         body = (f'<section class=pkg id="{t(p["id"])}"><h3>{t(p["name"])} <small>'
                 f'{t(p["version"])} \u00b7 {t(p["architecture"])} \u00b7 {t(p["suite"])} '
                 f'\u00b7 source {t(p["source"])}</small></h3>')
