@@ -8,13 +8,13 @@ a fetch nor an injected element can reach the network.
 
 Every string from the data (package names, paths, producers, rule ids) is hostile: it is
 first made visible by sfcheck.report.escape (controls, bidi overrides and undecodable bytes
-become \\xNN/\\uNNNN) and then HTML-escaped, quotes included, so it can sit in text and in
-attributes alike. The page carries no data inside <script>.
+become \\xNN/\\uNNNN). In the static HTML it is then HTML-escaped, quotes included, so it can
+sit in text and in attributes alike. The packages table and details come from an inert JSON
+block (see _json_block) that the script inserts as text nodes only.
 
-Big archives: a package's details list at most `max_files` files (those with findings and
-the least covered first; the JSON report has them all), sections lay out only when scrolled
-to (content-visibility), and sorting re-appends rows in one fragment. 50,000 packages render
-in seconds into a page of tens of MB.
+Big archives: the script shows the packages table a page at a time and builds one package's
+details on demand, so the DOM stays small; a package's details list at most `max_files`
+files (those with findings and the least covered first; the JSON report has them all).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
@@ -38,7 +39,7 @@ CSS = """\
 --err:#c62828;--warn:#b26a00;--info:#1565c0;--ok:#2e7d32;--bar:#3b6ea5;--bar2:#9db9d9}
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
-background:var(--bg);margin:0 auto;max-width:1200px;padding:1rem 1.5rem 4rem}
+background:var(--bg);margin:0 auto;max-width:1400px;padding:1rem 1.5rem 4rem}
 h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.3rem;margin:2.2rem 0 .6rem;
 border-bottom:1px solid var(--line);padding-bottom:.2rem}h3{font-size:1.05rem;margin:.2rem 0}
 a{color:var(--acc)}nav a{margin-right:.9rem}.mute,small{color:var(--mute)}
@@ -71,38 +72,121 @@ svg .bar{fill:var(--bar)}svg .bar2{fill:var(--bar2)}svg .error{fill:var(--err)}
 svg .warning{fill:#e0a030}svg .info{fill:var(--info)}svg .accepts{fill:var(--ok)}
 svg .refuses{fill:var(--err)}svg .eh{fill:#8a8f98}
 section.pkg{border-top:1px solid var(--line);padding:.6rem 0;content-visibility:auto;
-contain-intrinsic-size:auto 160px}section.pkg:target{background:#fff8c5;outline:2px solid
-#d4a72c}section.pkg p{margin:.2rem 0}ul.names{columns:3 16rem;padding-left:1.2rem}
+contain-intrinsic-size:auto 160px}section.pkg.current{background:#fff8c5;outline:2px
+solid #d4a72c;padding:.6rem}section.pkg p{margin:.2rem 0}
+ul.names{columns:3 16rem;padding-left:1.2rem}#pkg-detail{min-height:85vh}
 .legend>span{margin-right:1rem}svg.sw{display:inline-block;margin:0 .3em 0 0;
 vertical-align:-.1em}
 """
 
-# Sorting: one delegated click handler (a page may hold 50,000 tables); numeric columns
+# The script: (1) one delegated click handler sorts any table.sortable: numeric columns
 # compare data-v (else the text) as numbers, empty last either way; text columns use a
-# numeric-aware collator. A hash link opens the <details> around its target.
-JS = """\
+# numeric-aware collator; the packages table (#pkg-table) sorts its records and shows one page.
+# (2) The packages table and a package's details are built from the JSON block with
+# textContent only. (3) A hash link opens the <details> around its target, or builds the
+# package's details first.
+JS = r"""
 "use strict";
 (function(){
-var coll=new Intl.Collator(undefined,{numeric:true,sensitivity:"base"});
-function key(td,num){var v=td.hasAttribute("data-v")?td.getAttribute("data-v"):td.textContent;
-if(!num)return v;return v===""?NaN:Number(v);}
+var coll=new Intl.Collator("en",{numeric:true,sensitivity:"base"});
+var PAGE=100;
+function num(n){return n.toLocaleString("en-US");}
+function size(n){var u=[["GiB",1073741824],["MiB",1048576],["KiB",1024]];
+for(var i=0;i<3;i++)if(n>=u[i][1])return (n/u[i][1]).toFixed(1)+" "+u[i][0];return n+" B";}
+function pct(r){return r===null?"\u2014":(100*r).toFixed(1)+" %";}
+function el(tag,attrs,kids){var e=document.createElement(tag),k;
+for(k in attrs)e.setAttribute(k,attrs[k]);
+(kids||[]).forEach(function(c){e.appendChild(typeof c==="string"?document.createTextNode(c):c);});
+return e;}
+function sortBy(list,get,num,asc){
+var keyed=list.map(function(r,i){return[get(r),i,r];});
+keyed.sort(function(a,b){var x=a[0],y=b[0],c;
+if(num){var xn=x===null||isNaN(x),yn=y===null||isNaN(y);
+if(xn||yn)return xn===yn?a[1]-b[1]:(xn?1:-1);c=x-y;}else c=coll.compare(x,y);
+return c===0?a[1]-b[1]:(asc?c:-c);});
+return keyed.map(function(k){return k[2];});}
+function cellKey(td,num){var v=td.hasAttribute("data-v")?td.getAttribute("data-v"):td.textContent;
+return num?(v===""?null:Number(v)):v;}
+// -- packages --
+var dataEl=document.getElementById("pkg-data");
+var P=dataEl?JSON.parse(dataEl.textContent):[],byId={},shown=P,start=0;
+P.forEach(function(r,i){byId[r[0]]=i;});
+var FMT={6:num,7:num,8:pct,9:size,10:size,11:pct,12:num,13:num,14:num,15:num};
+var table=document.getElementById("pkg-table");
+function draw(){if(!table)return;var body=table.tBodies[0],frag=document.createDocumentFragment();
+shown.slice(start,start+PAGE).forEach(function(r){var tr=el("tr");
+tr.appendChild(el("td",{},[el("a",{href:"#"+r[0]},[r[1]])]));
+for(var c=2;c<=15;c++){var f=FMT[c];tr.appendChild(el("td",{},[f?f(r[c]):r[c]]));}
+frag.appendChild(tr);});
+body.textContent="";body.appendChild(frag);
+document.getElementById("pkg-range").textContent=shown.length?
+"rows "+num(start+1)+"\u2013"+num(Math.min(start+PAGE,shown.length))+" of "+num(shown.length):
+"no package";
+document.getElementById("pkg-prev").disabled=start===0;
+document.getElementById("pkg-next").disabled=start+PAGE>=shown.length;}
+function setSort(th,asc){Array.prototype.forEach.call(th.parentElement.cells,function(h){
+if(h.hasAttribute("aria-sort"))h.setAttribute("aria-sort","none");});
+th.setAttribute("aria-sort",asc?"ascending":"descending");}
 document.addEventListener("click",function(ev){
 var b=ev.target.closest("table.sortable thead th button");if(!b)return;
-var th=b.parentElement,table=th.closest("table"),col=th.cellIndex,num=th.classList.contains("n");
-var asc=th.getAttribute("aria-sort")!=="ascending",body=table.tBodies[0];
-var rows=Array.prototype.map.call(body.rows,function(r,i){return[key(r.cells[col],num),i,r];});
-rows.sort(function(a,b){var x=a[0],y=b[0],c;
-if(num){var xn=isNaN(x),yn=isNaN(y);if(xn||yn)return xn===yn?a[1]-b[1]:(xn?1:-1);c=x-y;}
-else c=coll.compare(x,y);
-return c===0?a[1]-b[1]:(asc?c:-c);});
-var frag=document.createDocumentFragment();
-rows.forEach(function(r){frag.appendChild(r[2]);});body.appendChild(frag);
-Array.prototype.forEach.call(th.parentElement.cells,function(h){
-if(h.hasAttribute("aria-sort"))h.setAttribute("aria-sort","none");});
-th.setAttribute("aria-sort",asc?"ascending":"descending");});
-function reveal(){var id=decodeURIComponent(location.hash.slice(1));
-var el=id&&document.getElementById(id);if(!el)return;
-for(var d=el;d;d=d.parentElement)if(d.tagName==="DETAILS")d.open=true;el.scrollIntoView();}
+var th=b.parentElement,t=th.closest("table"),col=th.cellIndex,isNum=th.classList.contains("n");
+var asc=th.getAttribute("aria-sort")!=="ascending";
+if(t===table){shown=sortBy(shown,function(r){return r[col+1];},isNum,asc);start=0;draw();}
+else{var body=t.tBodies[0],rows=sortBy(Array.prototype.slice.call(body.rows),
+function(r){return cellKey(r.cells[col],isNum);},isNum,asc);
+var frag=document.createDocumentFragment();rows.forEach(function(r){frag.appendChild(r);});
+body.appendChild(frag);}
+setSort(th,asc);});
+if(table){
+document.getElementById("pkg-prev").addEventListener("click",function(){
+start=Math.max(0,start-PAGE);draw();});
+document.getElementById("pkg-next").addEventListener("click",function(){
+if(start+PAGE<shown.length){start+=PAGE;draw();}});
+document.getElementById("pkg-filter").addEventListener("input",function(ev){
+var q=ev.target.value.toLowerCase();
+shown=q?P.filter(function(r){return r[1].toLowerCase().indexOf(q)>=0||
+r[3].toLowerCase().indexOf(q)>=0;}):P;start=0;
+Array.prototype.forEach.call(table.tHead.rows[0].cells,function(h){h.setAttribute("aria-sort","none");});
+draw();});
+draw();}
+function sev(s,text){return el("span",{"class":"sev-"+s},[text]);}
+function details(r){
+var f=[],sec=el("section",{"class":"pkg current",id:r[0]},[el("h3",{},[r[1]+" ",
+el("small",{},[r[2]+" \u00b7 "+r[4]+" \u00b7 "+r[5]+" \u00b7 source "+r[3]])])]);
+if(!r[6]){sec.appendChild(el("p",{"class":"mute"},["No ELF files."]));return sec;}
+sec.appendChild(el("p",{},[num(r[6])+" ELF files, "+num(r[7])+" with .sframe; coverage "+
+pct(r[8])+"; .sframe "+size(r[9])+", .eh_frame "+size(r[10])+"."]));
+f.push("Findings: ");[["error","errors",12],["warning","warnings",13],["info","info",14]]
+.forEach(function(s,i){if(i)f.push(", ");f.push(s[1]+" ");
+f.push(r[s[2]]?sev(s[0],num(r[s[2]])):el("span",{"class":"zero"},["0"]));});
+r[16].forEach(function(x,i){f.push(i?", ":"; ");f.push(el("code",{},[x[0]]));
+f.push(" \u00d7"+num(x[1]));});
+sec.appendChild(el("p",{},f));
+var refusing=r[17].filter(function(x){return x[1]==="refuses";}).map(function(x){return x[0];});
+var accepting=r[17].filter(function(x){return x[1]==="accepts";}).length;
+if(r[17].length)sec.appendChild(el("p",{},["Readers: "].concat(refusing.length?
+["refused by ",el("span",{"class":"refuses"},[refusing.join(", ")]),", "]:[],
+["accepted by "+accepting+" of "+r[17].length])));
+var heads=["Path",".sframe","Flags","FDEs","FREs","Coverage",".sframe",".eh_frame","Producer",
+"Findings"];
+var body=el("tbody");r[18].forEach(function(x){var fs=[];
+x[9].forEach(function(y,i){if(i)fs.push(", ");fs.push(sev(y[1],y[0]));
+fs.push(" \u00d7"+num(y[2]));});
+body.appendChild(el("tr",{},[x[0],x[1]===null?"no":"v"+x[1],x[2],num(x[3]),num(x[4]),pct(x[5]),
+size(x[6]),size(x[7]),x[8]].map(function(v){return el("td",{},[v]);})
+.concat([el("td",{},fs.length?fs:["\u2014"])])));});
+var tbl=el("table",{"class":"files"},[el("thead",{},[el("tr",{},heads.map(function(h){
+return el("th",{},[h]);}))]),body]);
+var kids=[el("summary",{},[num(r[6])+" ELF files"]),el("div",{"class":"scroll"},[tbl])];
+if(r[19])kids.push(el("p",{"class":"mute"},[num(r[19])+" more files, without findings and "+
+"better covered, are left out here; sfcheck survey report --json lists them all."]));
+sec.appendChild(el("details",{open:""},kids));return sec;}
+function reveal(){var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
+var box=document.getElementById("pkg-detail"),el2=document.getElementById(id);
+if(box&&byId.hasOwnProperty(id)&&!(el2&&box.contains(el2))){
+box.textContent="";box.appendChild(details(P[byId[id]]));el2=document.getElementById(id);}
+if(!el2)return;
+for(var d=el2;d;d=d.parentElement)if(d.tagName==="DETAILS")d.open=true;el2.scrollIntoView();}
 window.addEventListener("hashchange",reveal);reveal();
 })();
 """
@@ -162,7 +246,7 @@ def _td_pct(r: float | None, cls: str = " class=n") -> str:
 
 
 def _table(cls: str, heads: Sequence[tuple[str, bool]], rows: Iterable[str],
-           sortable: bool = True) -> str:
+           sortable: bool = True, table_id: str = "") -> str:
     """A table, sortable by its header buttons; heads are (label, numeric); rows are ready
     <tr>… strings."""
     if sortable:
@@ -170,7 +254,9 @@ def _table(cls: str, heads: Sequence[tuple[str, bool]], rows: Iterable[str],
                      f"<button type=button>{label}</button></th>" for label, n in heads)
     else:
         th = "".join(f'<th{" class=n" if n else ""}>{label}</th>' for label, n in heads)
-    return (f'<div class=scroll><table class="{"sortable " if sortable else ""}{cls}"><thead>'
+    ident = f" id={table_id}" if table_id else ""
+    kind = "sortable " if sortable else ""
+    return (f'<div class=scroll><table{ident} class="{kind}{cls}"><thead>'
             f"<tr>{th}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>\n")
 
 
@@ -457,26 +543,30 @@ def _refused(p: dict[str, Any]) -> int:
     return sum(v == "refuses" for v in p["profiles"].values())
 
 
-def _packages(packages: Sequence[dict[str, Any]]) -> str:
-    rows = []
-    for p in packages:
-        f = p["findings"]
-        rows.append(
-            f'<tr><td><a href="#{t(p["id"])}">{t(p["name"])}</a></td><td>{t(p["version"])}</td>'
-            f'<td>{t(p["source"])}</td><td>{t(p["architecture"])}</td><td>{t(p["suite"])}</td>'
-            f'{_td_num(p["elf_files"], "")}{_td_num(p["elf_files_with_sframe"], "")}'
-            f'{_td_pct(p["coverage"], "")}{_td_size(p["sframe_bytes"], "")}'
-            f'{_td_size(p["eh_frame_bytes"], "")}{_td_pct(_overhead(p), "")}'
-            f'{_td_num(f["error"], "")}{_td_num(f["warning"], "")}{_td_num(f["info"], "")}'
-            f'{_td_num(_refused(p), "")}</tr>')
-    heads = [("Package", False), ("Version", False), ("Source", False), ("Arch", False),
+# The packages table and the per-package details are drawn by the page's script from one
+# inert JSON block: as static HTML, 50,000 packages made a 70 MB page that Chromium took over
+# two minutes to lay out, and a table of 5,000 rows took seconds to re-sort. The script shows
+# one page of rows and builds a package's details when a link (#id) targets it.
+PKG_HEADS = [("Package", False), ("Version", False), ("Source", False), ("Arch", False),
              ("Suite", False), ("ELF files", True), ("With .sframe", True), ("Coverage", True),
              (".sframe", True), (".eh_frame", True), (".sframe/.eh_frame", True),
              ("Errors", True), ("Warnings", True), ("Info", True), ("Refused by", True)]
+
+
+def _packages(count: int) -> str:
     return ("<section id=packages><h2>Packages</h2>"
-            f"<p>{num(len(packages))} packages, most errors first; click a column to sort, "
-            "a name for its details. Refused by: how many reader profiles refuse one of its "
-            "files.</p>" + _table("packages", heads, rows) + "</section>\n")
+            f"<p>{num(count)} packages, most errors first; click a column to sort, a name for "
+            "its details. Refused by: how many reader profiles refuse one of its files.</p>"
+            "<noscript><p>The packages table and details are drawn by the page's script; "
+            "<code>sfcheck survey report --json</code> gives the same data.</p></noscript>"
+            "<p class=pager><label>Filter <input id=pkg-filter type=search "
+            'placeholder="name or source"></label> <button type=button id=pkg-prev>'
+            "\u25c0 Previous</button> <span id=pkg-range aria-live=polite></span> "
+            "<button type=button id=pkg-next>Next \u25b6</button></p>"
+            + _table("packages", PKG_HEADS, [], table_id="pkg-table")
+            + "</section>\n<section id=details><h2>Package details</h2>"
+            "<p class=mute>Click a package name to show its files and findings here.</p>"
+            "<div id=pkg-detail></div></section>\n")
 
 
 def _file_order(f: dict[str, Any]) -> tuple:
@@ -485,61 +575,37 @@ def _file_order(f: dict[str, Any]) -> tuple:
     return (-sev["error"], -sev["warning"], -sev["info"], cov, f["path"])
 
 
-def _files(files: Sequence[dict[str, Any]], max_files: int) -> str:
-    shown = sorted(files, key=_file_order)[:max_files]
-    rows = []
-    for f in shown:
-        findings = ", ".join(f'<span class=sev-{t(x["severity"])}>{t(x["rule"])}</span>'
-                             f" \u00d7{num(x['count'])}" for x in f["findings"]) or "\u2014"
-        cov = ratio(f["text_bytes_covered"], f["text_bytes"]) if f["sframe"] else None
-        rows.append(
-            f'<tr><td>{t(f["path"])}</td>'
-            f'<td>{"v" + t(f["version"]) if f["sframe"] else "no"}</td>'
-            f'<td>{t(f["flags"]) if f["flags"] else ""}</td>'
-            f'<td>{num(f["fdes"])}</td><td>{num(f["fres"])}</td><td>{pct(cov)}</td>'
-            f'<td>{size(f["sframe_bytes"])}</td><td>{size(f["eh_frame_bytes"])}</td>'
-            f'<td>{t(f["producer"])}</td><td>{findings}</td></tr>')
-    heads = [("Path", False), (".sframe", False), ("Flags", False), ("FDEs", True),
-             ("FREs", True), ("Coverage", True), (".sframe", True), (".eh_frame", True),
-             ("Producer", False), ("Findings", False)]
-    hidden = len(files) - len(shown)
-    more = (f"<p class=mute>{num(hidden)} more files, without findings and better covered, "
-            "are left out here; <code>sfcheck survey report --json</code> lists them all.</p>"
-            if hidden else "")
-    return (f"<details><summary>{num(len(files))} ELF files</summary>"
-            + _table("files", heads, rows, sortable=False) + more + "</details>")
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
 
 
-def _details(packages: Sequence[dict[str, Any]], out: TextIO, max_files: int) -> None:
-    out.write(f"<section id=details><h2>Package details</h2>"
-              f"<p>Each package's files list at most {num(max_files)} files, those with "
-              "findings and the least covered first.</p>\n")
-    for p in packages:
-        f = p["findings"]
-        rules = ", ".join(f"<code>{t(r)}</code> \u00d7{num(n)}"
-                          for r, n in sorted(p["rules"].items(), key=lambda kv: -kv[1]))
-        refusing = [k for k, v in p["profiles"].items() if v == "refuses"]
-        accepting = sum(v == "accepts" for v in p["profiles"].values())
-        profs = (f'refused by <span class=refuses>{", ".join(t(k) for k in refusing)}</span>, '
-                 if refusing else "") + f"accepted by {num(accepting)} of {len(p['profiles'])}"
-        body = (f'<section class=pkg id="{t(p["id"])}"><h3>{t(p["name"])} <small>'
-                f'{t(p["version"])} \u00b7 {t(p["architecture"])} \u00b7 {t(p["suite"])} '
-                f'\u00b7 source {t(p["source"])}</small></h3>')
-        if not p["elf_files"]:
-            out.write(body + "<p class=mute>No ELF files.</p></section>\n")
-            continue
-        out.write(
-            body
-            + f'<p>{num(p["elf_files"])} ELF files, {num(p["elf_files_with_sframe"])} with '
-            f'.sframe; coverage {pct(p["coverage"])}; .sframe {size(p["sframe_bytes"])}, '
-            f'.eh_frame {size(p["eh_frame_bytes"])}.</p>'
-            + "<p>Findings: " + ", ".join(
-                f'{w} <span class={f"sev-{s}" if f[s] else "zero"}>{num(f[s])}</span>'
-                for s, w in zip(SEVERITIES, ("errors", "warnings", "info"), strict=True))
-            + (f"; {rules}" if rules else "") + "</p>"
-            + (f"<p>Readers: {profs}</p>" if profs else "")
-            + _files(p["files"], max_files) + "</section>\n")
-    out.write("</section>\n")
+def package_record(p: dict[str, Any], max_files: int) -> list[Any]:
+    """One package as the script reads it (positions in JS's column table). Strings are
+    made visible by escape() here; the script inserts them as text, never as markup."""
+    e = escape
+    f = p["findings"]
+    shown = sorted(p["files"], key=_file_order)[:max_files]
+    files = [[e(x["path"]), x["version"] if x["sframe"] else None, e(x["flags"] or ""),
+              x["fdes"], x["fres"],
+              _r(ratio(x["text_bytes_covered"], x["text_bytes"])) if x["sframe"] else None,
+              x["sframe_bytes"], x["eh_frame_bytes"], e(x["producer"]),
+              [[e(y["rule"]), e(y["severity"]), y["count"]] for y in x["findings"]]]
+             for x in shown]
+    return [e(p["id"]), e(p["name"]), e(p["version"]), e(p["source"]), e(p["architecture"]),
+            e(p["suite"]), p["elf_files"], p["elf_files_with_sframe"], _r(p["coverage"]),
+            p["sframe_bytes"], p["eh_frame_bytes"], _r(_overhead(p)), f["error"], f["warning"],
+            f["info"], _refused(p),
+            [[e(k), n] for k, n in sorted(p["rules"].items(), key=lambda kv: (-kv[1], kv[0]))],
+            [[e(k), e(v)] for k, v in p["profiles"].items()], files,
+            len(p["files"]) - len(shown)]
+
+
+def _json_block(ident: str, value: object, out: TextIO) -> None:
+    """Data for the script, inert (type application/json is never executed, so the CSP does
+    not apply) and unable to end its element: <, > and & are written as \\u escapes."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    out.write(f'<script type="application/json" id="{ident}">{text}</script>\n')
 
 
 def render(data: dict[str, Any], out: TextIO, *, max_files: int = 50) -> None:
@@ -559,8 +625,8 @@ def render(data: dict[str, Any], out: TextIO, *, max_files: int = 50) -> None:
               f"<style>{CSS}</style></head><body>\n")
     for part in (_header(data), _summary(data), _coverage(data), _size(data),
                  _versions(data), _rules(data), _profiles(data), _diff(data, ids),
-                 _packages(packages)):
+                 _packages(len(packages))):
         out.write(part)
-    _details(packages, out, max_files)
+    _json_block("pkg-data", [package_record(p, max_files) for p in packages], out)
     out.write(f"<footer class=mute><p>sfcheck {t(data['sfcheck_version'])} \u00b7 "
               f"{t(data['schema'])}</p></footer><script>{JS}</script></body></html>\n")
