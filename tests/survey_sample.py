@@ -38,7 +38,9 @@ def _file(rng: random.Random, path: str, with_sframe: bool) -> dict[str, Any]:
         version = rng.choice((2, 3, 3))
         fdes = max(1, text // rng.randrange(200, 900))
         fres = fdes * rng.randrange(2, 6)
-        covered = min(text, int(text * rng.choice((1.0, 1.0, 0.98, 0.93, 0.71, 0.35, 0.05))))
+        share = rng.choice((1.0, 1.0, rng.uniform(0.9, 1.0), rng.uniform(0.5, 0.9),
+                            rng.uniform(0.0, 0.5)))
+        covered = min(text, int(text * share))
         sframe = 28 + fdes * 20 + fres * 3
     else:
         version = fdes = fres = covered = sframe = 0

@@ -371,7 +371,8 @@ def load(drv: Any, path: Path) -> list[dict[str, Any]]:
     return [json.loads(e["message"])["message"] for e in drv.get_log("performance")]
 
 
-def test_page_loads_clean_without_network(browser: Any, hostile_page: Any) -> None:
+def test_page_loads_clean_without_network(browser: Any, hostile_page: Any,
+                                          artefacts: Path) -> None:
     path, _ = hostile_page
     events = load(browser, path)
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
@@ -388,6 +389,10 @@ def test_page_loads_clean_without_network(browser: Any, hostile_page: Any) -> No
         ".map(a => a.textContent)")
     assert "<script>window.__pwned=1</script>" in names
     assert any("evil\\u202egnp.so" in n for n in names)
+    browser.execute_script("document.getElementById('packages').scrollIntoView()")
+    shot = artefacts / "survey-report-hostile.png"
+    browser.save_screenshot(str(shot))
+    print(f"screenshot: {shot}")
 
 
 def test_csp_refuses_a_fetch(browser: Any, sample_page: Any) -> None:

@@ -570,7 +570,10 @@ def _packages(count: int) -> str:
 
 
 def _file_order(f: dict[str, Any]) -> tuple:
-    sev = {s: sum(x["count"] for x in f["findings"] if x["severity"] == s) for s in SEVERITIES}
+    """Files with errors first, then warnings, info, the least covered; without .sframe last."""
+    sev = dict.fromkeys(SEVERITIES, 0)
+    for x in f["findings"]:
+        sev[x["severity"]] = sev.get(x["severity"], 0) + x["count"]
     cov = f["text_bytes_covered"] / f["text_bytes"] if f["sframe"] and f["text_bytes"] else 2.0
     return (-sev["error"], -sev["warning"], -sev["info"], cov, f["path"])
 
