@@ -284,6 +284,19 @@ def test_plots_count_their_bars() -> None:
     assert all((h == 0) == (n == 0) for h, n in zip(heights, files, strict=True))
 
 
+def test_overhead_histogram_bins_packages() -> None:
+    data = sample_report_data(n_packages=300, seed=6)
+    text = html_of(data)
+    plot = re.search(r'<svg id="plot-size-packages".*?</svg>', text, re.S).group(0)
+    got = [int(n) for n in re.findall(r"<title>[^<]*: ([0-9,]+)</title></rect>", plot)]
+    want = [0] * (len(page.OVERHEAD_EDGES) + 1)
+    for p in data["packages"]:
+        if p["sframe_bytes"] and p["eh_frame_bytes"]:
+            r = p["sframe_bytes"] / p["eh_frame_bytes"]
+            want[sum(r >= e for e in page.OVERHEAD_EDGES)] += 1
+    assert got == want and sum(want) > 100 and min(want[1:-1]) > 0
+
+
 def test_empty_survey_renders() -> None:
     data = sample_report_data(n_packages=0, seed=0, with_diff=False)
     jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
@@ -463,11 +476,17 @@ def test_packages_table_sorts_numerically_both_ways(browser: Any, sample_page: A
     assert shown == sorted(every, reverse=True)[:100]
     # Mixed digit counts on the page: text order would differ (it puts 9 before 100).
     assert any(len(str(a)) > len(str(b)) for a, b in zip(shown, shown[1:], strict=False))
-    # Coverage: null ("—") last in both directions.
-    _click_head(browser, "pkg-table", "Coverage")
-    cov = [c for c in _column(browser, "#pkg-table", 7)]
-    values = [float(c.rstrip(" %")) for c in cov if c != "\u2014"]
-    assert values == sorted(values)
+    # Coverage: null ("\u2014") last in both directions: page 1 has none, page 3 only them.
+    nulls = sum(p["coverage"] is None for p in data["packages"])
+    assert 50 <= nulls <= 150
+    for direction in ("ascending", "descending"):
+        assert _click_head(browser, "pkg-table", "Coverage") == direction
+        cov = _column(browser, "#pkg-table", 7)
+        values = [float(c.rstrip(" %")) for c in cov]
+        assert values == sorted(values, reverse=direction == "descending")
+        browser.find_element("id", "pkg-next").click()
+        browser.find_element("id", "pkg-next").click()
+        assert set(_column(browser, "#pkg-table", 7)) == {"\u2014"}
     # Text: numeric-aware (libz9 before libz10).
     assert _click_head(browser, "pkg-table", "Package") == "ascending"
     names = _column(browser, "#pkg-table", 0)
@@ -478,6 +497,26 @@ def test_packages_table_sorts_numerically_both_ways(browser: Any, sample_page: A
     browser.execute_script("document.getElementById('packages').scrollIntoView()")
     browser.save_screenshot(str(shot))
     print(f"screenshot: {shot}")
+
+
+def test_packages_table_rows_show_the_data(browser: Any, sample_page: Any) -> None:
+    path, data = sample_page
+    load(browser, path)
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#pkg-table tbody tr'))"
+        ".map(r => Array.from(r.cells).map(c => c.textContent))")
+    by_name = {(p["name"], p["version"]): p for p in data["packages"]}
+    assert len(cells) == 100
+    for row in cells[:20]:
+        p = by_name[(row[0], row[1])]
+        f = p["findings"]
+        over = p["sframe_bytes"] / p["eh_frame_bytes"] if p["sframe_bytes"] else None
+        assert row == [p["name"], p["version"], p["source"], p["architecture"], p["suite"],
+                       page.num(p["elf_files"]), page.num(p["elf_files_with_sframe"]),
+                       page.pct(p["coverage"]), page.size(p["sframe_bytes"]),
+                       page.size(p["eh_frame_bytes"]), page.pct(over), page.num(f["error"]),
+                       page.num(f["warning"]), page.num(f["info"]),
+                       str(sum(v == "refuses" for v in p["profiles"].values()))]
 
 
 def test_static_table_sorts(browser: Any, sample_page: Any) -> None:
