@@ -18,6 +18,7 @@ import re
 import shutil
 import time
 from html.parser import HTMLParser
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from sfcheck.survey.html import render
 from helpers import ROOT
 from survey_sample import sample_report_data
 
-SCHEMA_PATH = ROOT / "sfcheck" / "survey" / "survey-report.schema.json"
+# From the package, not the checkout: CI's run on the installed wheel checks it ships.
+SCHEMA_PATH = resources.files("sfcheck.survey") / "survey-report.schema.json"
 # Each breaks out of a context it might land in: element, attribute, script, a line (bidi
 # override, newline), or carries an undecodable byte (surrogateescape).
 HOSTILE = ['<script>window.__pwned=1</script>', '"><img src=x onerror="window.__pwned=2">',
