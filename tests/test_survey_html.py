@@ -299,6 +299,14 @@ def test_overhead_histogram_bins_packages() -> None:
     assert got == want and sum(want) > 100 and min(want[1:-1]) > 0
 
 
+def test_long_diff_lists_are_cut() -> None:
+    data = sample_report_data(n_packages=5, seed=1)
+    data["diff"]["removed_packages"] = [f"gone{k}/amd64" for k in range(page.MAX_NAMES + 7)]
+    text = html_of(data)
+    assert f"gone{page.MAX_NAMES - 1}/amd64" in text and f"gone{page.MAX_NAMES}/" not in text
+    assert "and 7 more" in text
+
+
 def test_empty_survey_renders() -> None:
     data = sample_report_data(n_packages=0, seed=0, with_diff=False)
     jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)

@@ -33,6 +33,7 @@ SEVERITIES = ("error", "warning", "info")
 OVERHEAD_EDGES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 LABEL_CHARS = 40  # longer labels are cut in plots (the <title> tooltip keeps the whole)
 TOP_BARS = 20  # plots show the largest rows; their tables list all
+MAX_NAMES = 1000  # per list of package names in the diff (the JSON report has them all)
 
 CSS = """\
 :root{--fg:#1b1f24;--mute:#57606a;--line:#d0d7de;--bg:#fff;--alt:#f6f8fa;--acc:#0a58ca;
@@ -368,9 +369,8 @@ def _summary(data: dict[str, Any]) -> str:
         (size(tot["sframe_bytes"]), ".sframe"),
         (size(tot["eh_frame_bytes"]), ".eh_frame"),
         (pct(ratio(tot["sframe_bytes"], tot["eh_frame_bytes"])), ".sframe / .eh_frame"),
-        (f'<span class=sev-error>{num(f["error"])}</span>', "errors"),
-        (f'<span class=sev-warning>{num(f["warning"])}</span>', "warnings"),
-        (f'<span class=sev-info>{num(f["info"])}</span>', "info findings"),
+        *((f'<span class={f"sev-{s}" if f[s] else "zero"}>{num(f[s])}</span>', what)
+          for s, what in zip(SEVERITIES, ("errors", "warnings", "info findings"), strict=True)),
     ]
     body = "".join(f"<div class=card><b>{v}</b><span>{k}</span></div>" for v, k in cards)
     return f'<section id=summary><h2>Summary</h2><div class=cards>{body}</div></section>\n'
@@ -488,7 +488,10 @@ def _profiles(data: dict[str, Any]) -> str:
 def _names(items: Sequence[str], ids: dict[str, str]) -> str:
     if not items:
         return "<p class=mute>None.</p>"
-    return "<ul class=names>" + "".join(f"<li>{_link(n, ids)}</li>" for n in items) + "</ul>"
+    more = (f"<p class=mute>and {num(len(items) - MAX_NAMES)} more: <code>sfcheck survey "
+            "report --json</code> lists them all.</p>" if len(items) > MAX_NAMES else "")
+    return ("<ul class=names>" + "".join(f"<li>{_link(n, ids)}</li>" for n in items[:MAX_NAMES])
+            + "</ul>" + more)
 
 
 def _diff(data: dict[str, Any], ids: dict[str, str]) -> str:
@@ -515,11 +518,11 @@ def _diff(data: dict[str, Any], ids: dict[str, str]) -> str:
               diff["changed_packages"])]
     parts = [f"<section id=diff><h2>Changes since {t(diff['against']['label'])}</h2>",
              f"<p>Against snapshot #{diff['against']['id']}: "
-             f"{num(len(diff['new_errors']))} new errors, "
-             f"{num(len(diff['coverage_drops']))} coverage drops, "
-             f"{num(len(diff['lost_sframe']))} packages lost .sframe, "
-             f"{num(len(diff['gained_sframe']))} gained it, "
-             f"{num(len(diff['changed_packages']))} changed.</p>",
+             f"new errors {num(len(diff['new_errors']))}, "
+             f"coverage drops {num(len(diff['coverage_drops']))}, "
+             f"packages that lost .sframe {num(len(diff['lost_sframe']))}, "
+             f"that gained it {num(len(diff['gained_sframe']))}; "
+             f"changed packages {num(len(diff['changed_packages']))}.</p>",
              "<h3>New errors</h3>",
              errs if diff["new_errors"] else "<p class=mute>None.</p>",
              "<h3>Coverage drops</h3>",
