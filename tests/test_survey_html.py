@@ -127,6 +127,10 @@ def test_schema_rejects_broken_data(breakage: Any) -> None:
 
 
 def test_schema_is_package_data() -> None:
+    """The wheel carries the schema (the installed-wheel run reads it through SCHEMA_PATH;
+    an editable install reads the checkout, hence this look at setup.py)."""
+    if not (ROOT / "setup.py").exists():
+        pytest.skip("setup.py is not beside the tests (Debian's build copies only the tests)")
     setup = (ROOT / "setup.py").read_text()
     assert re.search(r'"sfcheck\.survey": \["\*\.schema\.json"\]', setup)
 
