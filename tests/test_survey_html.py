@@ -204,6 +204,17 @@ def test_hostile_strings_are_escaped() -> None:
     assert "<script>window.__pwned=1</script>" in shown and "evil\\u202egnp.so" in shown
 
 
+def test_hostile_enum_values_stay_inside_their_attribute() -> None:
+    """Severity and profile verdicts are enums in the schema; the page does not rely on it."""
+    data = sample_report_data(n_packages=8, seed=2)
+    evil = 'x" onmouseover="window.__pwned=5'
+    data["rules"][0]["severity"] = evil
+    data["packages"][0]["profiles"] = {"kernel": evil}
+    tags = parse(html_of(data))
+    for _, attrs in tags.tags:
+        assert set(attrs) <= ALLOWED_ATTRS, attrs
+
+
 def test_csp_hashes_match_inline_style_and_script() -> None:
     text = html_of(sample_report_data(n_packages=5))
     tags = parse(text)
@@ -548,6 +559,13 @@ def test_static_table_sorts(browser: Any, sample_page: Any) -> None:
     assert others.count("descending") == 1 and others.count("none") == len(others) - 1
 
 
+def _wait_for(drv: Any, ident: str) -> Any:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(drv, 10).until(lambda d: d.find_element(By.ID, ident))
+
+
 def test_package_link_shows_its_details(browser: Any, sample_page: Any,
                                         artefacts: Path) -> None:
     from selenium.webdriver.common.by import By
@@ -563,7 +581,7 @@ def test_package_link_shows_its_details(browser: Any, sample_page: Any,
     link.click()
     p = next(p for p in data["packages"] if p["id"] == ident)
     assert browser.execute_script("return location.hash") == f"#{ident}"
-    sec = browser.find_element(By.ID, ident)
+    sec = _wait_for(browser, ident)  # the hashchange handler builds it
     assert sec.find_element(By.TAG_NAME, "h3").text.startswith(name)
     top = browser.execute_script(f"return document.getElementById('{ident}')"
                                  ".getBoundingClientRect().top")
@@ -579,5 +597,5 @@ def test_package_link_shows_its_details(browser: Any, sample_page: Any,
     diff_link = browser.find_element(By.CSS_SELECTOR, "#diff table.new-errors a")
     target = diff_link.get_attribute("href").split("#", 1)[1]
     diff_link.click()
-    assert browser.find_elements(By.ID, target) and not (
-        target != ident and browser.find_elements(By.ID, ident))
+    _wait_for(browser, target)
+    assert target == ident or not browser.find_elements(By.ID, ident)

@@ -222,28 +222,28 @@ def size(n: int) -> str:
     return f"{n} B"
 
 
-def pct(ratio: float | None) -> str:
-    return "\u2014" if ratio is None else f"{100 * ratio:.1f} %"
+def pct(r: float | None) -> str:
+    return "\u2014" if r is None else f"{100 * r:.1f} %"
 
 
 def ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-# -- table cells: numeric ones carry the raw value in data-v when the text is not it. The two
-# big tables (packages, files) align their numeric columns by position in CSS rather than by
-# a class on each of their millions of cells.
+# -- static table cells: numeric ones carry the raw value in data-v when the text is not it
+# (the sort reads it). The script's tables (packages, files) align their numeric columns by
+# position in the CSS instead.
 
-def _td_num(n: int, cls: str = " class=n") -> str:
-    return f"<td{cls}>{n}</td>" if n < 1000 else f"<td{cls} data-v={n}>{num(n)}</td>"
-
-
-def _td_size(n: int, cls: str = " class=n") -> str:
-    return f"<td{cls} data-v={n}>{size(n)}</td>"
+def _td_num(n: int) -> str:
+    return f"<td class=n>{n}</td>" if n < 1000 else f"<td class=n data-v={n}>{num(n)}</td>"
 
 
-def _td_pct(r: float | None, cls: str = " class=n") -> str:
-    return f'<td{cls} data-v="{"" if r is None else f"{r:.6g}"}">{pct(r)}</td>'
+def _td_size(n: int) -> str:
+    return f"<td class=n data-v={n}>{size(n)}</td>"
+
+
+def _td_pct(r: float | None) -> str:
+    return f'<td class=n data-v="{"" if r is None else f"{r:.6g}"}">{pct(r)}</td>'
 
 
 def _table(cls: str, heads: Sequence[tuple[str, bool]], rows: Iterable[str],
@@ -313,7 +313,7 @@ def hbars(ident: str, label: str, rows: Sequence[tuple[str, Sequence[tuple[int, 
             if not value:
                 continue
             w = max(1.0, plot_w * value / peak)
-            parts.append(f'<rect class="mark {cls}" x="{x:.1f}" y="{y + 4}" width="{w:.1f}" '
+            parts.append(f'<rect class="mark {t(cls)}" x="{x:.1f}" y="{y + 4}" width="{w:.1f}" '
                          f'height="{row_h - 8}"><title>{t(name)}: {num(value)} {t(what)}'
                          f"</title></rect>")
             x += w
@@ -321,7 +321,7 @@ def hbars(ident: str, label: str, rows: Sequence[tuple[str, Sequence[tuple[int, 
         parts.append(f'<text x="{x + 6:.1f}" y="{y + 16}">{num(total)}</text>')
     parts.append("</svg>")
     keys = "".join(f'<span><svg class=sw width="12" height="12" aria-hidden=true>'
-                   f'<rect class="{cls}" width="12" height="12"/></svg>{t(what)}</span>'
+                   f'<rect class="{t(cls)}" width="12" height="12"/></svg>{t(what)}</span>'
                    for cls, what in legend)
     return "".join(parts) + (f"<p class=legend>{keys}</p>" if legend else "")
 
@@ -447,8 +447,11 @@ def _versions(data: dict[str, Any]) -> str:
 
 
 def _rules(data: dict[str, Any]) -> str:
-    rules = sorted(data["rules"], key=lambda r: (SEVERITIES.index(r["severity"]),
-                                                 -r["findings"], r["rule"]))
+    def order(r: dict[str, Any]) -> tuple:
+        sev = r["severity"]
+        return (SEVERITIES.index(sev) if sev in SEVERITIES else 3, -r["findings"], r["rule"])
+
+    rules = sorted(data["rules"], key=order)
     plot = hbars("plot-rules", "Findings by rule",
                  [(r["rule"], [(r["findings"], r["severity"], "findings")])
                   for r in sorted(rules, key=lambda r: -r["findings"])[:TOP_BARS]],
@@ -456,7 +459,7 @@ def _rules(data: dict[str, Any]) -> str:
     table = _table("rules", [("Rule", False), ("Severity", False), ("Findings", True),
                              ("Files", True), ("Packages", True)],
                    (f"<tr><td><code>{t(r['rule'])}</code></td>"
-                    f"<td class=sev-{t(r['severity'])}>{t(r['severity'])}</td>"
+                    f"<td class=\"sev-{t(r['severity'])}\">{t(r['severity'])}</td>"
                     f"{_td_num(r['findings'])}{_td_num(r['files'])}{_td_num(r['packages'])}</tr>"
                     for r in rules))
     return ("<section id=rules><h2>Findings by rule</h2>"
