@@ -382,6 +382,23 @@ def artefacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture
+def screenshot(browser: Any, artefacts: Path, request: pytest.FixtureRequest) -> Any:
+    """shoot(name): the browser's viewport as a PNG in the artefacts directory, its path
+    written to the terminal (past pytest's capture)."""
+    def shoot(name: str) -> Path:
+        path = artefacts / name
+        browser.save_screenshot(str(path))
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                print(f"\nscreenshot: {path}")
+        return path
+
+    return shoot
+
+
 @pytest.fixture(scope="module")
 def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     data = hostile_data()
@@ -410,7 +427,7 @@ def load(drv: Any, path: Path) -> list[dict[str, Any]]:
 
 
 def test_page_loads_clean_without_network(browser: Any, hostile_page: Any,
-                                          artefacts: Path) -> None:
+                                          screenshot: Any) -> None:
     path, _ = hostile_page
     events = load(browser, path)
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
@@ -428,9 +445,7 @@ def test_page_loads_clean_without_network(browser: Any, hostile_page: Any,
     assert "<script>window.__pwned=1</script>" in names
     assert any("evil\\u202egnp.so" in n for n in names)
     browser.execute_script("document.getElementById('packages').scrollIntoView()")
-    shot = artefacts / "survey-report-hostile.png"
-    browser.save_screenshot(str(shot))
-    print(f"screenshot: {shot}")
+    screenshot("survey-report-hostile.png")
 
 
 def test_csp_refuses_a_fetch(browser: Any, sample_page: Any) -> None:
@@ -488,7 +503,7 @@ def _click_head(drv: Any, table: str, label: str) -> str:
 
 
 def test_packages_table_sorts_numerically_both_ways(browser: Any, sample_page: Any,
-                                                    artefacts: Path) -> None:
+                                                    screenshot: Any) -> None:
     path, data = sample_page
     load(browser, path)
     assert len(_column(browser, "#pkg-table", 0)) == 100  # one page of 250
@@ -518,10 +533,8 @@ def test_packages_table_sorts_numerically_both_ways(browser: Any, sample_page: A
     assert names.index("libcurl2") < names.index("libcurl10")
     browser.find_element("id", "pkg-next").click()
     assert browser.find_element("id", "pkg-range").text == "rows 101\u2013200 of 250"
-    shot = artefacts / "survey-report-packages.png"
     browser.execute_script("document.getElementById('packages').scrollIntoView()")
-    browser.save_screenshot(str(shot))
-    print(f"screenshot: {shot}")
+    screenshot("survey-report-packages.png")
 
 
 def test_packages_table_rows_show_the_data(browser: Any, sample_page: Any) -> None:
@@ -567,14 +580,12 @@ def _wait_for(drv: Any, ident: str) -> Any:
 
 
 def test_package_link_shows_its_details(browser: Any, sample_page: Any,
-                                        artefacts: Path) -> None:
+                                        screenshot: Any) -> None:
     from selenium.webdriver.common.by import By
 
     path, data = sample_page
     load(browser, path)
-    shot = artefacts / "survey-report-top.png"
-    browser.save_screenshot(str(shot))
-    print(f"screenshot: {shot}")
+    screenshot("survey-report-top.png")
     link = browser.find_element(By.CSS_SELECTOR, "#pkg-table tbody tr:first-child a")
     ident = link.get_attribute("href").split("#", 1)[1]
     name = link.text
@@ -590,9 +601,7 @@ def test_package_link_shows_its_details(browser: Any, sample_page: Any,
     assert len(rows) == len(p["files"])
     assert {r.find_elements(By.TAG_NAME, "td")[0].text for r in rows} == \
         {f["path"] for f in p["files"]}
-    shot = artefacts / "survey-report-details.png"
-    browser.save_screenshot(str(shot))
-    print(f"screenshot: {shot}")
+    screenshot("survey-report-details.png")
     # A diff link goes to its package too, replacing the details shown.
     diff_link = browser.find_element(By.CSS_SELECTOR, "#diff table.new-errors a")
     target = diff_link.get_attribute("href").split("#", 1)[1]
