@@ -181,7 +181,8 @@ return el("th",{},[h]);}))]),body]);
 var kids=[el("summary",{},[num(r[6])+" ELF files"]),el("div",{"class":"scroll"},[tbl])];
 if(r[19])kids.push(el("p",{"class":"mute"},[num(r[19])+" more files, without findings and "+
 "better covered, are left out here; sfcheck survey report --json lists them all."]));
-sec.appendChild(el("details",{open:""},kids));return sec;}
+sec.appendChild(el("details",{open:""},kids));
+sec.appendChild(el("p",{},[el("a",{href:"#packages"},["\u2191 Packages table"])]));return sec;}
 function reveal(){var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
 var box=document.getElementById("pkg-detail"),el2=document.getElementById(id);
 if(box&&byId.hasOwnProperty(id)&&!(el2&&box.contains(el2))){
