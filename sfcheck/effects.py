@@ -38,9 +38,10 @@ def counted(f: Finding) -> bool:
 
 
 def verdict(res: FileResult) -> tuple[str, int]:
-    """(verdict, findings behind it): the gravest effect among the counted error findings,
-    or TAKES and 0. The verdict follows the default --fail-on error: a warning that names
-    an effect is shown with it but does not turn a file into a refusal."""
+    """(verdict, findings against the file): the gravest effect among the counted error
+    findings and how many of those there are (of any effect), or TAKES and 0. The verdict
+    follows the default --fail-on error: a warning that names an effect is shown with it
+    but does not turn a file into a refusal."""
     hits = [f.effect for f in res.findings
             if counted(f) and f.severity == Severity.ERROR and f.effect in GRAVITY]
     for effect in GRAVITY:

@@ -516,7 +516,8 @@ LIBSFRAME_PROFILE = Profile(
              **dict.fromkeys(("layout-fde-array-bounds", "layout-fde-fres-bounds",
                               "layout-fre-bounds", "fde-fre-type", "fre-start-beyond-size",
                               "fre-datawords-size"), CRASHES),
-             "layout-fdeoff-nonzero": MISREADS},
+             "layout-fdeoff-nonzero": MISREADS,
+             "defect-ld-discarded-sframe": REFUSES},  # a zero-size section: 'Corrupt SFrame'
     group_effects=_DUMPER_GROUPS,
     consumer={
         "header-version-unsupported": Fact(
@@ -584,6 +585,7 @@ LLVM_PROFILE = Profile(
     # skips the section; it never loads PT_GNU_SFRAME (the elf group is nothing to it)
     effects={**_SFCHECK_ONLY, **_DUMPER_NOTHING,
              **dict.fromkeys(("fde-fre-type", "fre-size-code"), SKIPS),
+             "defect-ld-discarded-sframe": SKIPS,  # 'unexpected end of data at offset 0x0'
              "layout-offsets-ignored": MISREADS},
     group_effects={**_DUMPER_GROUPS, "header": SKIPS, "layout": SKIPS},
     consumer={
