@@ -293,7 +293,15 @@ def _profile(rep: ObjectReport, mem: bytes | bytearray, lo: int, profile: str) -
                               options=Options(profile=profile, disable={"semantic", "defect"}))
     rep.findings = [{"rule": f.rule, "severity": str(f.severity), "message": f.message}
                     for f in res.findings]
-    refusals = {r.detail for t in rep.texts
+    texts = rep.texts
+    if rep.registration == BY_SYSCALL:  # the loader's call, one per PF_X segment as binfmt's
+        assert rep.sframe_range is not None
+        size = rep.sframe_range[1] - lo
+        calls = [v3series.stacktrace_setup(v3series.STACKTRACE_REGISTER_SFRAME, lo, size,
+                                           tlo, thi - tlo) for tlo, thi in rep.texts]
+        rep.problems.extend(sorted({c.detail for c in calls if isinstance(c, Outcome)}))
+        texts = [c[1] for c in calls if not isinstance(c, Outcome)]
+    refusals = {r.detail for t in texts
                 if isinstance(r := v3series.register(mem, lo, t), Outcome)}
     rep.problems.extend(sorted(refusals))
 

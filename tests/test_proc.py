@@ -485,3 +485,21 @@ def test_files_mapped_as_data_are_counted_not_read(progs, tmp_path, capsys) -> N
     out = capsys.readouterr().out
     assert str(big) not in out
     assert out.rstrip().endswith(", 1 file mapped as data only, not counted"), out
+
+
+def test_library_refusal_goes_through_the_syscall_model(monkeypatch) -> None:
+    """A library's registration is stacktrace_setup's: its ranges are checked first, then
+    sframe_add_section's header read refuses what binfmt's would (a v2 section here)."""
+    from sfcheck.proc import _profile
+
+    v2 = load_elf(ROOT / "corpus" / "v2" / "libcorpus.so").sections[0].data
+    rep = ObjectReport("/lib/x.so", sframe=True, registration=BY_SYSCALL,
+                       sframe_range=(0x1000, 0x1000 + len(v2)), texts=[(0x4000, 0x5000)])
+    _profile(rep, bytearray(v2), 0x1000, "kernel")
+    assert any("refuses to register the section (-EINVAL): bad/unsupported sframe header: "
+               "version 2" in p for p in rep.problems), rep.problems
+    zero = ObjectReport("/lib/y.so", sframe=True, registration=BY_SYSCALL,
+                        sframe_range=(0x1000, 0x1000 + len(v2)), texts=[(0, 0x1000)])
+    _profile(zero, bytearray(v2), 0x1000, "kernel")
+    assert any("zero-length sframe/text address" in p for p in zero.problems), zero.problems
+    assert not any("version 2" in p for p in zero.problems)  # -EINVAL before the header
