@@ -21,8 +21,12 @@ from .result import FileResult, Finding, Result, Severity
 
 REFUSES, SKIPS, CRASHES, MISREADS, NOTHING = "refuses", "skips", "crashes", "misreads", "nothing"
 EFFECTS = (REFUSES, SKIPS, CRASHES, MISREADS, NOTHING)
-# The verdict a file gets from its gravest counted effect, gravest first.
-GRAVITY = (CRASHES, REFUSES, SKIPS, MISREADS)
+# The verdict a file gets from its counted effects, in the order the reader meets them: a
+# section refused at its header (or registration) is never read further, so nothing after
+# can crash it (objdump refuses a v1 header before its layout could fault; the kernel
+# looks nothing up in a section it did not register); then a crash, a dropped section, a
+# wrong answer.
+GRAVITY = (REFUSES, CRASHES, SKIPS, MISREADS)
 TAKES = "takes"
 # How `sfcheck explain` and `sfcheck profiles NAME` word each effect.
 EFFECT_TEXT = {REFUSES: "refuses the section", SKIPS: "skips the section", CRASHES: "crashes",
@@ -38,7 +42,7 @@ def counted(f: Finding) -> bool:
 
 
 def verdict(res: FileResult) -> tuple[str, int]:
-    """(verdict, findings against the file): the gravest effect among the counted error
+    """(verdict, findings against the file): the first effect (GRAVITY) among the counted error
     findings and how many of those there are (of any effect), or TAKES and 0. The verdict
     follows the default --fail-on error: a warning that names an effect is shown with it
     but does not turn a file into a refusal."""

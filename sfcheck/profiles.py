@@ -585,7 +585,8 @@ LLVM_PROFILE = Profile(
     # skips the section; it never loads PT_GNU_SFRAME (the elf group is nothing to it)
     effects={**_SFCHECK_ONLY, **_DUMPER_NOTHING,
              **dict.fromkeys(("fde-fre-type", "fre-size-code"), SKIPS),
-             "defect-ld-discarded-sframe": SKIPS,  # 'unexpected end of data at offset 0x0'
+             # a zero-size section: 'unexpected end of data at offset 0x0'
+             "defect-ld-discarded-sframe": SKIPS,
              "layout-offsets-ignored": MISREADS},
     group_effects={**_DUMPER_GROUPS, "header": SKIPS, "layout": SKIPS},
     consumer={

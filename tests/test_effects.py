@@ -93,8 +93,13 @@ def test_verdict_is_the_gravest_counted_error() -> None:
     # the waived, the nothing and the warning are not counted; the rest are, of any effect
     assert effects.verdict(res) == (effects.REFUSES, 3)
     assert effects.verdict_text("kernel-v13", res) == "kernel-v13: would refuse (3 findings)"
+    # a refusal comes first: a refused section is never read far enough to crash
     res.findings.append(_f("g", effect=effects.CRASHES))
-    assert effects.verdict(res) == (effects.CRASHES, 4)
+    assert effects.verdict(res) == (effects.REFUSES, 4)
+    res = FileResult("x", findings=[_f("a", effect=effects.MISREADS),
+                                    _f("b", effect=effects.CRASHES),
+                                    _f("c", effect=effects.SKIPS)])
+    assert effects.verdict(res) == (effects.CRASHES, 3)
     res = FileResult("x", findings=[_f("a", effect=effects.MISREADS),
                                     _f("b", effect=effects.SKIPS)])
     assert effects.verdict(res) == (effects.SKIPS, 2)
