@@ -1,6 +1,9 @@
 """Consumer profiles: how one SFrame reader (kernel, glibc, libsframe, LLVM) reacts to a section.
 
-`sfcheck --profile NAME` answers "will this reader take it?". Under a consumer profile:
+`sfcheck --profile NAME` answers "will this reader take it?". Under a consumer profile every
+finding also carries what the reader does with it (sfcheck/effects.py: refuses, skips,
+crashes, misreads, nothing; `effects` per rule and `group_effects` per rule group below),
+and what is nothing to the reader is shown but not counted. Severities:
   error   = the reader rejects the section or the lookup, crashes, divides by zero, asserts,
             or silently mis-unwinds because of it;
   warning = strict sfcheck finds it wrong, but this reader accepts it without harm to itself;
@@ -52,6 +55,7 @@ LPC2023 = ("LPC 2023 hallway summary, Mathieu Desnoyers, 2023-11-15 (prctl regis
            "SFrame is hostile: bounds and stack-direction checks needed)")
 GLIBC = "bminor/glibc:sysdeps/generic/sframe-read.c@86fbb4cb"
 GLIBC_FIRST = "bminor/glibc:sysdeps/generic/sframe-read.c@3360913c"
+GLIBC_V3 = "'sframe: Add SFrame v3 decode support for regular FDEs', libc-alpha, 2026-04-17"
 LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
 LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
 LLVM = "denzor200/llvm-project:llvm/lib/Object/SFrameParser.cpp@682321d3"
@@ -202,8 +206,8 @@ _RUNTIME_GROUPS = {"header": REFUSES, "layout": MISREADS, "fde": MISREADS, "fre"
 KERNEL_PROFILE = Profile(
     name="kernel-v13",
     aliases=("kernel",),
-    title="Linux user-space SFrame unwinder, V3 series as posted in v13 with the "
-          "stacktrace_setup RFC (not in a mainline release); `kernel` names it",
+    title="Linux user-space SFrame unwinder, V3 series as posted in v13, with the "
+          "stacktrace_setup RFC (not in a mainline release)",
     reader="the kernel (V3 series)",
     sources=(KERNEL_V13, KERNEL_SYSCALL, KERNEL, KERNEL_BINFMT),
     versions=frozenset({C.VERSION_3}),
@@ -490,6 +494,9 @@ GLIBC_PROFILE = Profile(
              "binutils 2.45 PCREL output; which of the two the 2.42 tarball holds was not "
              "verified (the profile follows the later code).", GLIBC_FIRST),
         Fact("Any decode or lookup failure returns 0 frames and backtrace() uses DWARF.", GLIBC),
+        Fact("SFrame V3, which binutils 2.46 emits, is not read: a V3 decoder for regular FDEs "
+             "(version-dependent FDE layout, outermost-frame detection, bounds checks) was "
+             "posted in April 2026 and is not in this profile.", GLIBC_V3),
         NO_OBJECTS,
     ))
 
