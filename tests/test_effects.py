@@ -208,3 +208,14 @@ def test_check_section_bytes_annotates_under_a_profile_only() -> None:
     got = check_section_bytes(data, options=Options(profile="llvm-22")).findings
     assert {f.rule: f.effect for f in got} == {"fde-unsorted": "nothing",
                                                "header-version-unsupported": "skips"}
+
+
+def test_alias_is_the_same_profile() -> None:
+    """`--profile kernel` is kernel-v13 in every finding and effect (the tests that run each
+    profile run the alias's target once)."""
+    data = _unsorted()
+    got = {name: check_section_bytes(data, options=Options(profile=name)).findings
+           for name in ("kernel", "kernel-v13")}
+    assert got["kernel"] == got["kernel-v13"] and got["kernel"]
+    assert [p.name for p in LISTED].count("kernel-v13") == 1
+    assert "kernel" not in [p.name for p in LISTED]

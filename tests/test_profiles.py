@@ -18,7 +18,7 @@ from sfcheck.elf.model import LoadSegment
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.model import Section
-from sfcheck.profiles import LISTED, PROFILE_NAMES, PROFILES, flag_names
+from sfcheck.profiles import LISTED, PROFILES, flag_names
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import RULES
 from sfcheck.rules import consumer as K
@@ -403,8 +403,8 @@ def _ids(data: bytes, profile: str) -> dict[str, set[Severity]]:
 def _differs_only_by_profile(data: bytes) -> None:
     strict = _ids(data, "strict")
     assert not set(strict) & CONSUMER_IDS
-    for name in PROFILE_NAMES[1:]:
-        p = PROFILES[name]
+    for p in LISTED[1:]:
+        name = p.name
         under = _ids(data, name)
         assert set(under) - set(strict) <= set(p.consumer), name
         dropped = {r for r, o in p.overrides.items() if o.severity is None}
@@ -436,8 +436,8 @@ def test_valid_sections_every_profile(s: Section) -> None:
     data = encode(s)
     _differs_only_by_profile(data)
     # a version the reader does not take is reported, and nothing else from the consumer rules
-    for name in PROFILE_NAMES[1:]:
-        p = PROFILES[name]
+    for p in LISTED[1:]:
+        name = p.name
         ids = _ids(data, name)
         if s.header.version not in p.versions:
             assert set(ids) & CONSUMER_IDS == {K.VERSION.id}
