@@ -79,7 +79,10 @@ class ObjectReport:
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f["severity"] == "error")
+        """Error findings that concern the kernel (not those it never reads: effect
+        "nothing", sfcheck.effects)."""
+        return sum(1 for f in self.findings
+                   if f["severity"] == "error" and f.get("effect") != "nothing")
 
 
 @dataclass
@@ -291,6 +294,7 @@ def _profile(rep: ObjectReport, mem: bytes | bytearray, lo: int, profile: str) -
     res = check_section_bytes(mem, path=rep.path, vma=lo, name="PT_GNU_SFRAME (mapped)",
                               options=Options(profile=profile, disable={"semantic", "defect"}))
     rep.findings = [{"rule": f.rule, "severity": str(f.severity), "message": f.message}
+                    | ({"effect": f.effect} if f.effect is not None else {})
                     for f in res.findings]
     texts = rep.texts
     if rep.registration == BY_SYSCALL:  # the loader's call, one per PF_X segment as binfmt's
@@ -345,7 +349,8 @@ def render_text(scan: ProcScan) -> list[str]:
             lines.append(f"  text [{lo:#x}, {hi:#x})")
         lines += [f"  problem: {escape(p)}" for p in r.problems]
         lines += [f"  note: {escape(n)}" for n in r.notes]
-        lines += [f"  {f['severity']}: [{f['rule']}] {escape(f['message'])}" for f in r.findings]
+        lines += [f"  {f['severity']}: [{f['rule']}] {escape(f['message'])}"
+                  + (f" (kernel: {f['effect']})" if "effect" in f else "") for f in r.findings]
     lines.append(_summary(scan))
     if scan.exited:
         lines.append(f"process {scan.pid} exited during the read: the results above are "

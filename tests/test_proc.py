@@ -404,6 +404,13 @@ def test_exit_status_counts_objects_that_failed() -> None:
     assert exit_status(ProcScan(1, [ok])) == 0
     assert exit_status(ProcScan(1, [ok, ObjectReport("/b", error="x")])) == 1
     assert exit_status(ProcScan(1, [ok], exited=True)) == 3
+    # a kernel-profile error counts unless the kernel never reads what it is about
+    unread = ObjectReport("/c", sframe=True, registers=True, findings=[
+        {"rule": "elf-abi-machine", "severity": "error", "message": "m", "effect": "nothing"}])
+    assert unread.errors == 0 and exit_status(ProcScan(1, [ok, unread])) == 0
+    read = ObjectReport("/d", sframe=True, registers=True, findings=[
+        {"rule": "fre-start-order", "severity": "error", "message": "m", "effect": "skips"}])
+    assert read.errors == 1 and exit_status(ProcScan(1, [ok, read])) == 1
 
 
 def test_overwritten_64_mib_section_stays_small(progs, tmp_path) -> None:
