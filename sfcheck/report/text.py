@@ -146,10 +146,11 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
     if result.profile is not None:
         counts = verdicts(result)
         said = ", ".join(f"{VERDICT_TEXT[v]} {n}" for v, n in counts.items() if n)
+        unread = sum(not counted(f) for r in result.files for f in r.findings
+                     if f.waived is None)
         print(f"  {result.profile}: {said or 'no file with SFrame'}"
               f" (of {plural(sum(counts.values()), 'file')} with SFrame; "
-              f"{sum(not counted(f) for r in result.files for f in r.findings if f.waived is None)}"
-              " findings nothing to it, not counted)", file=out)
+              f"{plural(unread, 'finding')} nothing to it, not counted)", file=out)
     if s.rules:
         width = max(len(r.rule) for r in s.rules)
         print(f"  {'rule':<{width}}  {'severity':<8} {'count':>7} {'files':>7} {'waived':>7}",
