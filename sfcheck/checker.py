@@ -12,7 +12,7 @@ from .elf.model import Buffer, FuncSymbol, addresses
 from .elf.symbols import FuncSymbols
 from .errors import ElfError
 from .format.model import Header
-from .profiles import PROFILES
+from .profiles import PROFILES, Profile
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
@@ -90,9 +90,22 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
             check_consumer(ctx, PROFILES[options.profile], header)
         check_section_defects(ctx, header)
     ctx.finish()
-    result.findings = ctx.findings
+    result.findings = with_effects(ctx.findings, PROFILES[options.profile])
     result.sections.append(_summary(name, vma, data, header))
     return result
+
+
+def with_effects(findings: list[Finding], profile: Profile) -> list[Finding]:
+    """Each finding with what `profile`'s reader does with it (sfcheck.effects); under
+    strict, the findings as they are."""
+    if profile.name == "strict":
+        return findings
+    out = []
+    for f in findings:
+        rule = RULES.get(f.rule)
+        effect = profile.effect(f.rule, rule.group if rule else None, f.severity)
+        out.append(f if effect is None else replace(f, effect=effect))
+    return out
 
 
 MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is per section
@@ -122,7 +135,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         sev = Severity.ERROR if options.require_sframe else rule.severity
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
-        return result
+        return result  # elf-no-sframe is sfcheck's gate: no reader effect
     profile = PROFILES[options.profile]
     relocatable = info.e_type == "ET_REL"
     severity_for = options.severity_for
@@ -172,7 +185,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         from .waivers import waive_file
 
         result.waivers_used = waive_file(result, findings, list(waivers))
-    result.findings = _capped(findings, label)
+    result.findings = with_effects(_capped(findings, label), profile)
     return result
 
 

@@ -62,15 +62,17 @@ class Location(Record, frozen=True):
 
 
 class Finding(Record, frozen=True):
-    __slots__ = ("rule", "severity", "message", "location", "waived")
+    __slots__ = ("rule", "severity", "message", "location", "waived", "effect")
 
     def __init__(self, rule: str, severity: Severity, message: str, location: Location,
-                 waived: str | None = None) -> None:
+                 waived: str | None = None, effect: str | None = None) -> None:
         self.rule = rule
         self.severity = severity
         self.message = message
         self.location = location
         self.waived = waived  # the waiver's reason, if a waiver covers this finding
+        # Under a consumer profile, what its reader does (sfcheck.effects); None: strict.
+        self.effect = effect
 
     def text(self) -> str:
         where = self.location.describe()
@@ -112,8 +114,10 @@ class FileResult(Record, fields=("path", "findings", "sections", "error", "packa
         self.waivers_used: set[int] = set()
 
     def worst(self) -> Severity | None:
-        """The highest severity among findings not waived."""
-        return max((f.severity for f in self.findings if f.waived is None), default=None)
+        """The highest severity among findings that count: not waived, and not one the
+        profile's reader never looks at (effect "nothing", sfcheck.effects)."""
+        return max((f.severity for f in self.findings
+                    if f.waived is None and f.effect != "nothing"), default=None)
 
 
 class Skipped(Record):
@@ -130,11 +134,14 @@ class Skipped(Record):
 class Result(Record):
     """A whole scan: every checked file in input order, and what was passed over."""
 
-    __slots__ = ("files", "skipped", "unused_waivers")
+    __slots__ = ("files", "skipped", "unused_waivers", "profile")
 
     def __init__(self, files: list[FileResult] | None = None, skipped: Skipped | None = None,
-                 unused_waivers: list[dict[str, object]] | None = None) -> None:
+                 unused_waivers: list[dict[str, object]] | None = None,
+                 profile: str | None = None) -> None:
         self.files = [] if files is None else files
+        # The consumer profile the scan ran under (None: strict): findings carry its effects.
+        self.profile = profile
         self.skipped = Skipped() if skipped is None else skipped
         # Waivers that covered no finding, each as Waiver.as_dict() (sfcheck.waivers).
         self.unused_waivers = [] if unused_waivers is None else unused_waivers

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
+from ..effects import ci_severity, note
 from ..result import Result, Severity
 from . import ReportOptions
 from .ci import artifact, listed, repo_path
@@ -52,13 +53,13 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
     for res, f in items:
         path, member = artifact(res)
         where = f.location.describe()
-        text = f"{where}: {f.message}" if where else f.message
+        text = (f"{where}: {f.message}" if where else f.message) + note(f, result.profile)
         title = f"sfcheck [{f.rule}]"
         if member is not None:
             title += f" in {member}"
             text = f"{member}: {text}"
-        print(command(_COMMAND[f.severity], text, file=path, title=title), file=out)
-    counts = Counter(f.severity for _res, f in items)
+        print(command(_COMMAND[ci_severity(f)], text, file=path, title=title), file=out)
+    counts = Counter(ci_severity(f) for _res, f in items)
     if max(counts.values(), default=0) > SHOWN_PER_STEP:
         print(f"sfcheck: {counts[Severity.ERROR]} error, {counts[Severity.WARNING]} warning "
               f"and {counts[Severity.INFO]} notice annotations; GitHub shows the first "

@@ -18,6 +18,7 @@ import hashlib
 import json
 from typing import Any, TextIO
 
+from ..effects import ci_severity, note
 from ..result import Result, Severity
 from . import ReportOptions
 from .ci import Fingerprints, artifact, listed, repo_path
@@ -46,10 +47,10 @@ def to_list(result: Result, opts: ReportOptions) -> list[dict[str, Any]]:
             continue
         path, member = artifact(res)
         where = f.location.describe()
-        text = f"{where}: {f.message}" if where else f.message
+        text = (f"{where}: {f.message}" if where else f.message) + note(f, result.profile)
         if member is not None:
             text = f"{member}: {text}"
-        issues.append(_issue(text, f.rule, prints.of(res, f), SEVERITY[f.severity], path))
+        issues.append(_issue(text, f.rule, prints.of(res, f), SEVERITY[ci_severity(f)], path))
     return issues
 
 

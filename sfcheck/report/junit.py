@@ -11,6 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
+from ..effects import counted
 from ..result import FileResult, Result, Severity
 from ..rules import RULES
 from ..rules.registry import GROUPS
@@ -42,7 +43,7 @@ def _suite(res: FileResult, threshold: Severity | None) -> ET.Element:
             case = ET.SubElement(suite, "testcase", classname=_x(res.path), name=group)
             found = [f for f in res.findings
                      if (RULES[f.rule].group if f.rule in RULES else "elf") == group]
-            failing = [f for f in found if f.waived is None and threshold is not None
+            failing = [f for f in found if counted(f) and threshold is not None
                        and f.severity >= threshold]
             other = [f for f in found if f not in failing]
             if failing:
