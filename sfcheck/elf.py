@@ -38,6 +38,7 @@ from sfcheck.elfmodel import (
     SFrameSegment,
     TextRange,
 )
+from sfcheck.elfgroups import read_facts
 from sfcheck.errors import ElfError
 from sfcheck.fileio import FileView, InputFileError, open_regular
 from sfcheck.record import Record
@@ -890,6 +891,9 @@ class _Loader:
             debug_only=debug_only,
             sframe_sections_total=len(found),
             segment_tails=tuple(tails),
+            # only for files with SFrame data: the rules that use them are about it
+            facts=read_facts(self, shdrs, names, [s.index for s in sections if s.index > 0],
+                             is_rel, linked) if sections else None,
         )
 
     def _segment_sections(

@@ -4,6 +4,7 @@ context the checker and the unwinder need (text ranges, load segments, symbols, 
 
 from __future__ import annotations
 
+from .elfgroups import ElfFacts
 from .record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
@@ -108,7 +109,7 @@ class ElfSFrameInfo(Record, frozen=True):
 
     __slots__ = ("path", "e_type", "e_machine", "machine", "little_endian", "elfclass",
                  "sections", "sframe_segments", "load_segments", "text_ranges", "cfi",
-                 "symbols", "debug_only", "sframe_sections_total", "segment_tails")
+                 "symbols", "debug_only", "sframe_sections_total", "segment_tails", "facts")
 
     def __init__(self, path: str, e_type: str, e_machine: str, machine: int,
                  little_endian: bool, elfclass: int, sections: tuple[SFrameSection, ...],
@@ -116,7 +117,8 @@ class ElfSFrameInfo(Record, frozen=True):
                  load_segments: tuple[LoadSegment, ...], text_ranges: tuple[TextRange, ...],
                  cfi: CfiView | None = None, symbols: Sequence[FuncSymbol] = (),
                  debug_only: bool = False, sframe_sections_total: int = 0,
-                 segment_tails: tuple[tuple[int, bytes], ...] = ()) -> None:
+                 segment_tails: tuple[tuple[int, bytes], ...] = (),
+                 facts: ElfFacts | None = None) -> None:
         self.path = path
         self.e_type = e_type
         self.e_machine = e_machine
@@ -138,3 +140,5 @@ class ElfSFrameInfo(Record, frozen=True):
         self.sframe_sections_total = sframe_sections_total
         # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes)
         self.segment_tails = segment_tails
+        # COMDAT groups, .rela.sframe types, soname, .eh_frame size (sfcheck.elfgroups)
+        self.facts = ElfFacts() if facts is None else facts
