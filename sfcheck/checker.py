@@ -166,6 +166,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
     for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
+    result.eh_frame_size = info.facts.eh_frame_size
     findings = name_functions(result.findings, info.symbols)
     if waivers:
         from .waivers import waive_file

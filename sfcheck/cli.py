@@ -82,6 +82,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                          else EXIT_USAGE)
         elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
+    if threshold is not None and any(f.severity >= threshold for f in result.findings):
+        status = max(status, EXIT_FINDINGS)  # a finding about the scan as a whole
     from .cli_output import write_report
     args.status_so_far = status  # main() returns it if stdout closes while writing
     return write_report(args, result, status)

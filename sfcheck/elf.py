@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from itertools import compress, islice, repeat
 from operator import add, and_, eq, itemgetter, lshift, lt, rshift, sub
 
+from sfcheck.elfgroups import read_facts
 from sfcheck.elfmodel import (
     CfiView,
     ElfSFrameInfo,
@@ -38,7 +39,6 @@ from sfcheck.elfmodel import (
     SFrameSegment,
     TextRange,
 )
-from sfcheck.elfgroups import read_facts
 from sfcheck.errors import ElfError
 from sfcheck.fileio import FileView, InputFileError, open_regular
 from sfcheck.record import Record

@@ -368,7 +368,9 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
         runner.close(abort=not done)
         if main_thread:  # None: a handler set outside Python, which cannot be restored
             signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
-    return Result(files, skipped)
+    options = config.options
+    return Result(files, skipped, findings=elf_rules.check_scan(files, options.enabled,
+                                                                options.severity_for))
 
 
 def _nothing_to_check(paths: list[str]) -> FileResult:

@@ -22,7 +22,7 @@ from typing import TextIO
 
 from ..result import Result, Severity
 from . import ReportOptions
-from .ci import artifact, listed, repo_path
+from .ci import artifact, listed, repo_path, scan_listed
 from .escape import escape
 
 SHOWN_PER_STEP = 10  # annotations of one kind GitHub shows for a step
@@ -58,6 +58,8 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
             title += f" in {member}"
             text = f"{member}: {text}"
         print(command(_COMMAND[f.severity], text, file=path, title=title), file=out)
+    for f in scan_listed(result, opts):  # about the files together: no file to annotate
+        print(command(_COMMAND[f.severity], f.message, title=f"sfcheck [{f.rule}]"), file=out)
     counts = Counter(f.severity for _res, f in items)
     if max(counts.values(), default=0) > SHOWN_PER_STEP:
         print(f"sfcheck: {counts[Severity.ERROR]} error, {counts[Severity.WARNING]} warning "

@@ -33,7 +33,7 @@ from .. import __version__
 from ..result import FileResult, Finding, Result, Severity
 from ..rules import RULES
 from . import ReportOptions
-from .ci import Fingerprints, listed
+from .ci import Fingerprints, listed, scan_fingerprint, scan_listed
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -184,6 +184,11 @@ def to_dict(result: Result, exit_status: int = 0,
         chosen = [chosen[i] for i in sorted(keep)]
     prints = Fingerprints()
     results = [_result(f, res, artifacts, rule_index, prints.of(res, f)) for res, f in chosen]
+    # About the files together: a result with no location (SARIF 2.1.0 3.27.12 allows it)
+    results += [{"ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
+                 "message": {"text": f.message}, "properties": {"scope": "scan"},
+                 "partialFingerprints": {"sfcheckFinding/v1": scan_fingerprint(f)}}
+                for f in scan_listed(result, opts) if f.rule in rule_index]
     config_notes = [{"level": "warning",
                      "message": {"text": f"waiver #{w['index']} ({w['rule']} on {w['path']}) "
                                          "matched no finding"}}

@@ -8,11 +8,15 @@ from operator import add, and_, le
 from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
 from ..format import constants as C
 from ..format.model import Header
-from ..result import Severity
+from ..result import SCAN_PATH, FileResult, Finding, Location, Severity, clip
 from ..wording import plural
 from .context import SectionContext, range_columns
 from .defect import check_discarded
-from .registry import rule
+from .registry import Rule, rule
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NO_SFRAME = rule(
     "elf-no-sframe", "elf", "info", "no SFrame section",
@@ -368,3 +372,37 @@ def check_vdso(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
                 + (" and PT_GNU_SFRAME: what the kernel's vDSO SFrame support builds"
                    if intended else ": the kernel maps the vDSO itself and registers no "
                    "SFrame data for it unless built for it"))
+
+
+MIXED_VERSIONS = rule(
+    "elf-mixed-versions", "elf", "warning", "SFrame versions mixed within one scan",
+    """A finding about the scan as a whole: its files carry SFrame sections of more than one
+    version (e.g. one package set built partly with binutils 2.45, v2, and partly with
+    2.46, v3). Each reader takes one version: glibc 2.42/2.43 and LLVM read v2 only, the
+    kernel's posted series (Jens Remus's v13) v3 only, so part of the set is invisible to
+    each. Objects and static libraries of different versions do not link into SFrame at
+    all: GNU ld says "input SFrame sections with different format versions prevent
+    .sframe generation" (binutils bfd/elf-sframe.c, _bfd_elf_merge_section_sframe) and
+    ld 2.46 ignores v1/v2 inputs ("unexpected SFrame section type").""",
+    "Rebuild the set with one toolchain (one binutils release series).")
+
+
+def check_scan(files: list[FileResult], enabled: Callable[[Rule], bool],
+               severity_for: Callable[[Rule, Severity], Severity | None]) -> list[Finding]:
+    """Findings about the files of a scan together (Result.findings)."""
+    rule_ = MIXED_VERSIONS
+    if not enabled(rule_):
+        return []
+    by_version: dict[int, list[str]] = {}
+    for res in files:
+        if res.error is None:
+            for v in sorted({s.version for s in res.sections if s.version}):
+                by_version.setdefault(v, []).append(res.path)
+    sev = severity_for(rule_, rule_.severity) if len(by_version) > 1 else None
+    if sev is None:
+        return []
+    parts = [f"v{v} in {plural(len(paths), 'file')} (first: {clip(paths[0])})"
+             for v, paths in sorted(by_version.items())]
+    return [Finding(rule_.id, sev, "SFrame " + ", ".join(parts) + ": each reader takes one "
+                    "version, and GNU ld links objects of one version only",
+                    Location(SCAN_PATH))]
