@@ -16,6 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from sfcheck.checker import check_elf
 from sfcheck.cli import main
+from sfcheck.elf import load_elf
 from sfcheck.report import json_report
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import elf as E
@@ -343,3 +344,13 @@ def test_vdso_by_its_soname_alone(tmp_path: Path) -> None:
                  "-Wl,-soname,linux-gate.so.1")
     (f,) = _of(check_elf(so).findings, E.VDSO_SFRAME.id)
     assert "soname linux-gate.so.1" in f.message
+
+
+@pytest.mark.parametrize(("path", "rtype"), [("aarch64/v1/asm.o", 261),
+                                             ("aarch64/v3/asm.o", 260), ("s390x/v3/asm.o", 23)])
+def test_gas_start_relocations_of_each_abi_pass(path: str, rtype: int) -> None:
+    """What gas writes on aarch64 (PREL32 for v1, PREL64 for v3) and s390x (PC64) is what
+    the rule expects: the types are read, and none is reported."""
+    info = load_elf(CORPUS / path)
+    assert {r.type for r in info.facts.relocs} == {rtype}
+    assert not _of(check_elf(CORPUS / path).findings, E.RELOC_TYPE.id)
