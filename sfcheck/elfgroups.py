@@ -104,6 +104,7 @@ def _comdat(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
             _sf: Sequence[int]) -> tuple[tuple[int, str], ...]:
     """Members of GRP_COMDAT groups, with the group's signature (its sh_info symbol)."""
     out: list[tuple[int, str]] = []
+    tables: dict[int, tuple[bytes, bytes]] = {}  # read once: a C++ .o has thousands of groups
     for sh in shdrs:
         if sh.type != SHT_GROUP or sh.size < 4 or len(out) >= MAX_GROUP_MEMBERS:
             continue
@@ -111,24 +112,30 @@ def _comdat(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
         words = struct.unpack_from(f"{loader.order}{len(raw) // 4}I", raw)
         if not words or not words[0] & GRP_COMDAT:
             continue
-        sig = _symbol_name(loader, shdrs, names, sh.link, sh.info) or f"[{sh.index}]"
+        if sh.link not in tables:
+            tables[sh.link] = _symbol_tables(loader, shdrs, names, sh.link)
+        sig = _symbol_name(loader, names, *tables[sh.link], sh.info) or f"[{sh.index}]"
         out.extend((m, sig) for m in words[1:MAX_GROUP_MEMBERS - len(out) + 1]
                    if 0 < m < len(shdrs))
     return tuple(out)
 
 
-def _symbol_name(loader: Any, shdrs: Sequence[Any], names: Sequence[str], symtab: int,
-                 sym: int) -> str | None:
-    if not 0 < symtab < len(shdrs):
-        return None
+def _symbol_tables(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
+                   symtab: int) -> tuple[bytes, bytes]:
+    """(symbol table, its string table) of section `symtab`, empty when there is none."""
+    if not 0 < symtab < len(shdrs) or not 0 < shdrs[symtab].link < len(shdrs):
+        return b"", b""
     st = shdrs[symtab]
+    return (loader._section_bytes(st, names[symtab]),
+            loader._section_bytes(shdrs[st.link], names[st.link]))
+
+
+def _symbol_name(loader: Any, names: Sequence[str], raw: bytes, strtab: bytes,
+                 sym: int) -> str | None:
     entsize = 24 if loader.elfclass == 64 else 16
-    raw = loader._section_bytes(st, names[symtab])
-    if (sym + 1) * entsize > len(raw) or not 0 < st.link < len(shdrs):
+    if (sym + 1) * entsize > len(raw):
         return None
-    name_off = struct.unpack_from(loader.order + "I", raw, sym * entsize)[0]
-    strtab = loader._section_bytes(shdrs[st.link], names[st.link])
-    name = _cstr(strtab, name_off)
+    name = _cstr(strtab, struct.unpack_from(loader.order + "I", raw, sym * entsize)[0])
     if not name:  # a section symbol: the section's name
         fmt = "IBBHQQ" if loader.elfclass == 64 else "IIIBBH"
         fields = struct.unpack_from(loader.order + fmt, raw, sym * entsize)
