@@ -354,3 +354,63 @@ def test_gas_start_relocations_of_each_abi_pass(path: str, rtype: int) -> None:
     info = load_elf(CORPUS / path)
     assert {r.type for r in info.facts.relocs} == {rtype}
     assert not _of(check_elf(CORPUS / path).findings, E.RELOC_TYPE.id)
+
+
+# -- damaged tables -------------------------------------------------------------------------
+
+def _section_spans(path: Path, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    with path.open("rb") as fh:
+        elf = ELFFile(fh)
+        return [(s["sh_offset"], s["sh_size"]) for s in elf.iter_sections()
+                if (s.name in names or s["sh_type"] == "SHT_GROUP") and s["sh_size"]]
+
+
+def test_damaged_group_reloc_dynamic_and_version_tables_never_raise(tmp_path: Path) -> None:
+    """Bytes flipped in the tables elfgroups reads. Tables only it reads (groups, .dynamic,
+    version definitions) never make the file unreadable: a damaged fact is left empty.
+    Relocations and symbols the loader also applies give at most a one-line error."""
+    import random
+
+    obj = _cxx_object(tmp_path, 3, "a", CXX_A)
+    so = _shared(tmp_path, 3, "vdso", LINUX_26, "-Wl,-soname,linux-vdso.so.1")
+    rng = random.Random(26)
+    for path, names, own in ((obj, (), True), (so, (".dynamic", ".gnu.version_d"), True),
+                             (obj, (".rela.sframe", ".symtab", ".strtab"), False)):
+        clean = path.read_bytes()
+        spans = _section_spans(path, names)
+        assert spans
+        for _ in range(150):
+            data = bytearray(clean)
+            for _ in range(rng.randint(1, 8)):
+                off, size = rng.choice(spans)
+                data[off + rng.randrange(size)] = rng.randrange(256)
+            res = check_elf(bytes(data), path=str(path))
+            if own:
+                assert res.error is None, res.error
+            else:
+                assert res.error is None or "\n" not in res.error
+
+
+@pytest.mark.parametrize("kind", ["group", "dynamic", "verdef"])
+def test_a_table_past_the_end_of_the_file_leaves_its_fact_empty(tmp_path: Path,
+                                                                 kind: str) -> None:
+    if kind == "group":
+        path = _cxx_object(tmp_path, 2, "a", CXX_A)
+        want = "SHT_GROUP"
+    else:
+        path = _shared(tmp_path, 2, "vdso", LINUX_26, "-Wl,-soname,linux-vdso.so.1")
+        want = {"dynamic": "SHT_DYNAMIC", "verdef": "SHT_GNU_verdef"}[kind]
+    data = bytearray(path.read_bytes())
+    with path.open("rb") as fh:
+        elf = ELFFile(fh)
+        shoff, shentsize = elf["e_shoff"], elf["e_shentsize"]
+        hit = [i for i, s in enumerate(elf.iter_sections()) if s["sh_type"] == want]
+    for i in hit:  # Elf64_Shdr.sh_size at +32
+        struct.pack_into("<Q", data, shoff + i * shentsize + 32, 1 << 40)
+    res = check_elf(bytes(data), path=str(path))
+    assert hit and res.error is None and res.sections
+    if kind == "group":
+        assert not _of(res.findings, E.COMDAT_RELOC.id)
+    else:  # each of soname and versions alone still says vDSO
+        (f,) = _of(res.findings, E.VDSO_SFRAME.id)
+        assert ("LINUX_* versions" if kind == "dynamic" else "soname") in f.message

@@ -277,7 +277,8 @@ RELOC_TYPE = rule(
 VDSO_SFRAME = rule(
     "elf-vdso-sframe", "elf", "warning", ".sframe in a vDSO",
     """The file is a vDSO (soname linux-vdso.so.1, linux-gate.so.1, linux-vdso32/64.so.1, or
-    LINUX_* version definitions and no DT_NEEDED). The kernel maps the vDSO itself, so the
+    LINUX_* version definitions and no DT_NEEDED). The kernel maps the vDSO itself, as a
+    special mapping (install_special_mapping, e.g. arch/x86/entry/vdso/vma.c), so the
     exec-time detection of PT_GNU_SFRAME in the program and its interpreter
     ("unwind_user/sframe: Detect .sframe sections in executables", Josh Poimboeuf's
     series) never sees it: the vDSO's SFrame data is used only when the kernel was built
