@@ -414,3 +414,27 @@ def test_a_table_past_the_end_of_the_file_leaves_its_fact_empty(tmp_path: Path,
     else:  # each of soname and versions alone still says vDSO
         (f,) = _of(res.findings, E.VDSO_SFRAME.id)
         assert ("LINUX_* versions" if kind == "dynamic" else "soname") in f.message
+
+
+@pytest.mark.parametrize(("path", "covers"), [("*", True), ("*lib.o", False)])
+def test_a_star_waiver_covers_the_scan_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               path: str, covers: bool) -> None:
+    """A finding about the files together is at the empty path: `path = "*"` waives it."""
+    waivers = tmp_path / "w.toml"
+    waivers.write_text(f'[[waiver]]\nrule = "{E.MIXED_VERSIONS.id}"\npath = "{path}"\n'
+                       'reason = "v2 and v3 on purpose"\n')
+    only = ["--enable", E.MIXED_VERSIONS.id]
+    for group in ("header", "layout", "fde", "fre", "elf", "semantic", "defect"):
+        only += ["--disable", group]
+    out = tmp_path / "r.json"
+    status = main(["check", "-j", "1", "--fail-on", "warning", "--waivers", str(waivers),
+                   "--format", "json", "-o", str(out), *only, str(V2_LIB), str(V3_LIB)])
+    doc = json.loads(out.read_text())
+    (f,) = doc["findings"]
+    assert status == (0 if covers else 1)
+    assert f["waived"] is covers and (doc["unused_waivers"] == []) is covers
+    assert doc["summary"]["waived"] == (1 if covers else 0)
+    main(["check", "-j", "1", "--no-color", "--waivers", str(waivers), *only, str(V2_LIB),
+          str(V3_LIB)])
+    text = capsys.readouterr().out
+    assert ("(waived: v2 and v3 on purpose)" in text) is covers

@@ -28,7 +28,8 @@ def listed(result: Result, opts: ReportOptions) -> list[tuple[FileResult, Findin
 
 
 def scan_listed(result: Result, opts: ReportOptions) -> list[Finding]:
-    """The findings about the scan as a whole at or above --show (Result.findings)."""
+    """The findings about the scan as a whole at or above --show (Result.findings), waived
+    ones included (as `listed`: SARIF shows them suppressed, annotations leave them out)."""
     return [f for f in result.findings if f.severity >= opts.show]
 
 

@@ -50,7 +50,7 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
     items: list[tuple[FileResult | None, Finding]] = [
         (res, f) for res, f in listed(result, opts) if f.waived is None]
     # findings about the files together (res None) annotate no file
-    items += [(None, f) for f in scan_listed(result, opts)]
+    items += [(None, f) for f in scan_listed(result, opts) if f.waived is None]
     items.sort(key=lambda item: -item[1].severity)  # stable: input order within a severity
     for res, f in items:
         title = f"sfcheck [{f.rule}]"

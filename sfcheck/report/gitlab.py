@@ -51,6 +51,8 @@ def to_list(result: Result, opts: ReportOptions) -> list[dict[str, Any]]:
             text = f"{member}: {text}"
         issues.append(_issue(text, f.rule, prints.of(res, f), SEVERITY[f.severity], path))
     for f in scan_listed(result, opts):  # about the files together: placed on the tree
+        if f.waived is not None:
+            continue
         issues.append(_issue(f.message, f.rule, scan_fingerprint(f), SEVERITY[f.severity],
                              "."))
     return issues

@@ -70,13 +70,16 @@ def _scan_suite(result: Result, threshold: Severity | None) -> ET.Element:
     for rid in rules:
         case = ET.SubElement(suite, "testcase", classname="scan", name=rid)
         found = [f for f in result.findings if f.rule == rid]
-        failing = [f for f in found if threshold is not None and f.severity >= threshold]
+        failing = [f for f in found if f.waived is None and threshold is not None
+                   and f.severity >= threshold]
         if failing:
             failures += 1
             ET.SubElement(case, "failure", message=_x(f"[{rid}] {failing[0].message}"),
                           type=rid).text = _lines([scan_text(f) for f in failing])
         else:
-            ET.SubElement(case, "system-out").text = _lines([scan_text(f) for f in found])
+            ET.SubElement(case, "system-out").text = _lines([
+                scan_text(f) + (f" (waived: {f.waived})" if f.waived is not None else "")
+                for f in found])
     for key, n in (("tests", len(rules)), ("failures", failures), ("errors", 0),
                    ("skipped", 0)):
         suite.set(key, str(n))

@@ -185,10 +185,16 @@ def to_dict(result: Result, exit_status: int = 0,
     prints = Fingerprints()
     results = [_result(f, res, artifacts, rule_index, prints.of(res, f)) for res, f in chosen]
     # About the files together: a result with no location (SARIF 2.1.0 3.27.12 allows it)
-    results += [{"ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
-                 "message": {"text": f.message}, "properties": {"scope": "scan"},
-                 "partialFingerprints": {"sfcheckFinding/v1": scan_fingerprint(f)}}
-                for f in scan_listed(result, opts) if f.rule in rule_index]
+    for f in scan_listed(result, opts):
+        if f.rule in rule_index:
+            res: dict[str, Any] = {
+                "ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
+                "message": {"text": f.message}, "properties": {"scope": "scan"},
+                "partialFingerprints": {"sfcheckFinding/v1": scan_fingerprint(f)}}
+            if f.waived is not None:
+                res["suppressions"] = [{"kind": "external", "status": "accepted",
+                                        "justification": f.waived}]
+            results.append(res)
     config_notes = [{"level": "warning",
                      "message": {"text": f"waiver #{w['index']} ({w['rule']} on {w['path']}) "
                                          "matched no finding"}}

@@ -104,7 +104,11 @@ def summarize(result: Result) -> Summary:
         if Severity.parse(rc.severity) < f.severity:
             rc.severity = str(f.severity)
         rc.count += 1
-        severities[str(f.severity)] += 1
+        if f.waived is not None:
+            rc.waived += 1
+            s.waived += 1
+        else:
+            severities[str(f.severity)] += 1
     s.archives = len(archives)
     s.versions = dict(sorted(versions.items()))
     s.severities = {str(sev): severities[str(sev)] for sev in reversed(Severity)}

@@ -55,6 +55,9 @@ def _line(f: Finding, colour: bool) -> str:
 
 def _scan_line(f: Finding, colour: bool) -> str:
     line = escape(scan_text(f))
+    if f.waived is not None:
+        line += f" (waived: {escape(f.waived)})"
+        return _DIM + line + _RESET if colour else line
     if colour:
         sev = str(f.severity)
         line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
