@@ -122,8 +122,9 @@ def test_sarif_validates_against_sarif_210_schema(tree: Path) -> None:
     results = sarif_run["results"]
     assert len(results) == len(findings)  # one result per finding, same order
     assert [r["ruleId"] for r in results] == [f["rule"] for f in findings]
-    assert "locations" not in results[-1] and results[-1]["properties"] == {"scope": "scan"}
-    for r in results[:-1]:
+    assert results[-1]["properties"] == {"scope": "scan"}  # placed on the first file
+    assert results[-1]["locations"][0]["message"]["text"].startswith("the scan as a whole")
+    for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         (loc,) = r["locations"]
         art = loc["physicalLocation"]["artifactLocation"]

@@ -226,6 +226,11 @@ def test_every_format_shows_the_scan_finding(tmp_path: Path, fmt: str) -> None:
         jsonschema.validate(doc, json_report.schema(), cls=jsonschema.Draft202012Validator)
         assert [f["rule"] for f in doc["findings"]] == [E.MIXED_VERSIONS.id]
         assert doc["summary"]["findings"]["warning"] >= 1
+    if fmt == "sarif":  # code scanning refuses a result without a location
+        (scan_result,) = [r for r in json.loads(text)["runs"][0]["results"]
+                          if r["ruleId"] == E.MIXED_VERSIONS.id]
+        art = scan_result["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert art["uri"].endswith("corpus/v2/lib.o")
 
 
 def test_scan_finding_counts_for_fail_on() -> None:

@@ -184,13 +184,21 @@ def to_dict(result: Result, exit_status: int = 0,
         chosen = [chosen[i] for i in sorted(keep)]
     prints = Fingerprints()
     results = [_result(f, res, artifacts, rule_index, prints.of(res, f)) for res, f in chosen]
-    # About the files together: a result with no location (SARIF 2.1.0 3.27.12 allows it)
+    # About the files together. SARIF allows a result without a location, but code
+    # scanning refuses the upload ("expected at least one location", github/codeql-action
+    # #2459): such a result is placed on the scan's first checked file, and says so.
+    first = next((r for r in result.files if not r.error), None)
     for f in scan_listed(result, opts):
-        if f.rule in rule_index:
+        if f.rule in rule_index and first is not None:
             res: dict[str, Any] = {
                 "ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
                 "message": {"text": f.message}, "properties": {"scope": "scan"},
-                "partialFingerprints": {"sfcheckFinding/v1": scan_fingerprint(f)}}
+                "locations": [{"physicalLocation": {"artifactLocation":
+                                                    artifacts.primary(first)},
+                               "message": {"text": "the scan as a whole (placed on its "
+                                                   "first file)"}}],
+                "partialFingerprints": {"primaryLocationLineHash": scan_fingerprint(f),
+                                        "sfcheckFinding/v1": scan_fingerprint(f)}}
             if f.waived is not None:
                 res["suppressions"] = [{"kind": "external", "status": "accepted",
                                         "justification": f.waived}]
