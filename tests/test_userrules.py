@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from sfcheck.checker import check_elf
 from sfcheck.cli import main
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.report import json_report
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import elf as E
@@ -371,8 +371,9 @@ def _section_spans(path: Path, names: tuple[str, ...]) -> list[tuple[int, int]]:
 
 
 def test_damaged_group_reloc_dynamic_and_version_tables_never_raise(tmp_path: Path) -> None:
-    """Bytes flipped in the tables elfgroups reads. Tables only it reads (groups, .dynamic,
-    version definitions) never make the file unreadable: a damaged fact is left empty.
+    """Bytes flipped in the tables elf/groups.py reads. Tables only it reads (groups,
+    .dynamic, version definitions) never make the file unreadable: a damaged fact is left
+    empty.
     Relocations and symbols the loader also applies give at most a one-line error."""
     import random
 

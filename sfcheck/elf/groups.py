@@ -1,7 +1,7 @@
 """ELF facts beyond the SFrame bytes that the user-facing rules need: COMDAT group
 membership and `.rela.sframe` relocation types (objects), the soname and version
 definitions (what marks a vDSO), and the size of `.eh_frame` (the figure distros weigh
-`.sframe` against).
+`.sframe` against). The records (``model.ElfFacts``) are in the model.
 
 Read by :func:`read_facts` from the loader's already decoded section headers; every
 table is bounded and a damaged one only leaves its fact empty (these facts add
@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import struct
 
-from .errors import ElfError
-from .record import Record
+from sfcheck.elf.constants import SHT_NOBITS, SHT_REL, SHT_RELA
+from sfcheck.elf.headers import PARSE_ERRORS
+from sfcheck.elf.model import ElfFacts, SFrameReloc
+from sfcheck.errors import ElfError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-SHT_RELA = 4
 SHT_DYNAMIC = 6
-SHT_NOBITS = 8
-SHT_REL = 9
 SHT_GROUP = 17
 SHT_GNU_VERDEF = 0x6FFFFFFD
 GRP_COMDAT = 1
@@ -33,42 +32,7 @@ MAX_GROUP_MEMBERS = 1 << 16  # section indices read per file from all SHT_GROUP 
 MAX_RELOCS = 1 << 20  # .rela.sframe entries looked at per file
 MAX_DYNAMIC = 4096  # .dynamic entries read
 MAX_VERDEFS = 256  # version definitions followed (vd_next chains can loop)
-_DAMAGED = (ElfError, struct.error, ValueError, IndexError, KeyError, OverflowError)
-
-
-class SFrameReloc(Record, frozen=True):
-    """One relocation against an SFrame section in an object."""
-
-    __slots__ = ("section", "offset", "type", "target")
-
-    def __init__(self, section: int, offset: int, type: int,  # noqa: A002
-                 target: int) -> None:
-        self.section = section  # index of the SFrame section relocated
-        self.offset = offset  # r_offset
-        self.type = type  # r_type
-        self.target = target  # section index the symbol is defined in (0: none or special)
-
-
-class ElfFacts(Record, frozen=True):
-    """What :func:`read_facts` found; every field is empty when its table is absent."""
-
-    __slots__ = ("eh_frame_size", "comdat", "relocs", "soname", "needed", "verdefs")
-
-    def __init__(self, eh_frame_size: int | None = None,
-                 comdat: tuple[tuple[int, str], ...] = (),
-                 relocs: tuple[SFrameReloc, ...] = (), soname: str | None = None,
-                 needed: int = 0, verdefs: tuple[str, ...] = ()) -> None:
-        # sh_size of .eh_frame (None: no such section, or only SHT_NOBITS)
-        self.eh_frame_size = eh_frame_size
-        # (member section index, group signature) for members of GRP_COMDAT groups
-        self.comdat = comdat
-        self.relocs = relocs  # relocations against SFrame sections (objects only)
-        self.soname = soname  # DT_SONAME
-        self.needed = needed  # DT_NEEDED entries
-        self.verdefs = verdefs  # names of the version definitions (SHT_GNU_verdef)
-
-    def group_of(self, index: int) -> str | None:
-        return dict(self.comdat).get(index)
+_DAMAGED = (ElfError, *PARSE_ERRORS)
 
 
 def _cstr(table: bytes, off: int, limit: int = 256) -> str:
@@ -80,7 +44,8 @@ def _cstr(table: bytes, off: int, limit: int = 256) -> str:
 
 def read_facts(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
                sframe_indices: Sequence[int], is_rel: bool, is_dyn: bool) -> ElfFacts:
-    """The facts of one file (``loader``: elf._Loader with its decoded tables)."""
+    """The facts of one file (``loader``: the loader.load() in progress, an ElfFile with
+    its Relocator)."""
     eh = [sh for sh, name in zip(shdrs, names, strict=True)
           if name == ".eh_frame" and sh.type != SHT_NOBITS]
     facts: dict[str, Any] = {"eh_frame_size": sum(sh.size for sh in eh) if eh else None}
@@ -108,7 +73,7 @@ def _comdat(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
     for sh in shdrs:
         if sh.type != SHT_GROUP or sh.size < 4 or len(out) >= MAX_GROUP_MEMBERS:
             continue
-        raw = loader._section_bytes(sh, names[sh.index])
+        raw = loader.section_bytes(sh, names[sh.index])
         words = struct.unpack_from(f"{loader.order}{len(raw) // 4}I", raw)
         if not words or not words[0] & GRP_COMDAT:
             continue
@@ -126,8 +91,8 @@ def _symbol_tables(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
     if not 0 < symtab < len(shdrs) or not 0 < shdrs[symtab].link < len(shdrs):
         return b"", b""
     st = shdrs[symtab]
-    return (loader._section_bytes(st, names[symtab]),
-            loader._section_bytes(shdrs[st.link], names[st.link]))
+    return (loader.section_bytes(st, names[symtab]),
+            loader.section_bytes(shdrs[st.link], names[st.link]))
 
 
 def _symbol_name(loader: Any, names: Sequence[str], raw: bytes, strtab: bytes,
@@ -155,8 +120,8 @@ def _relocs(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
             continue
         symtab = b""
         if 0 < rs.link < len(shdrs):
-            symtab = loader._section_bytes(shdrs[rs.link], names[rs.link])
-        for r_offset, sym, rtype, _addend in loader._iter_relocs(rs, names[rs.index]):
+            symtab = loader.section_bytes(shdrs[rs.link], names[rs.link])
+        for r_offset, sym, rtype, _addend in loader.relocator._iter_relocs(rs, names[rs.index]):
             if len(out) >= MAX_RELOCS:
                 return tuple(out)
             target = 0
@@ -174,8 +139,8 @@ def _dynamic(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
     dyn = next((sh for sh in shdrs if sh.type == SHT_DYNAMIC), None)
     if dyn is None or not 0 < dyn.link < len(shdrs):
         return None, 0
-    raw = loader._section_bytes(dyn, names[dyn.index])
-    strtab = loader._section_bytes(shdrs[dyn.link], names[dyn.link])
+    raw = loader.section_bytes(dyn, names[dyn.index])
+    strtab = loader.section_bytes(shdrs[dyn.link], names[dyn.link])
     fmt = loader.order + ("qQ" if loader.elfclass == 64 else "iI")
     size = struct.calcsize(fmt)
     soname, needed = None, 0
@@ -196,8 +161,8 @@ def _verdefs(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
     vd = next((sh for sh in shdrs if sh.type == SHT_GNU_VERDEF), None)
     if vd is None or not 0 < vd.link < len(shdrs):
         return ()
-    raw = loader._section_bytes(vd, names[vd.index])
-    strtab = loader._section_bytes(shdrs[vd.link], names[vd.link])
+    raw = loader.section_bytes(vd, names[vd.index])
+    strtab = loader.section_bytes(shdrs[vd.link], names[vd.link])
     order = loader.order
     out: list[str] = []
     off, seen = 0, set()

@@ -1,15 +1,18 @@
 """What the ELF layer hands on: the SFrame sections and segments of one file, with the
 context the checker and the unwinder need (text ranges, load segments, symbols, the
-`.eh_frame` cross-check inputs). Built by :func:`sfcheck.elf.load_elf`."""
+`.eh_frame` cross-check inputs). Built by :func:`sfcheck.elf.loader.load_elf`; the rules
+read these types and nothing else of the ELF layer."""
 
 from __future__ import annotations
 
-from .elfgroups import ElfFacts
-from .record import Record
+import mmap
+from collections.abc import Sequence
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from sfcheck.elf.constants import SHT_GNU_SFRAME
+from sfcheck.record import Record
+
+# The bytes of a file in any buffer load_elf accepts.
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 
 class TextRange(Record, frozen=True):
@@ -47,6 +50,11 @@ class SFrameSection(Record, frozen=True):
         self.segment = segment
         self.nobits = nobits  # SHT_NOBITS: no bytes in this file (a separate debug file)
 
+    @property
+    def gnu_sframe_type(self) -> bool:
+        """Whether sh_type is SHT_GNU_SFRAME (the type binutils 2.45 and later write)."""
+        return self.sh_type == SHT_GNU_SFRAME
+
 
 class Segment(Record, frozen=True):
     """The program header fields sfcheck reads (flags: PF_X=1, PF_W=2, PF_R=4)."""
@@ -82,6 +90,36 @@ class FuncSymbol(Record, frozen=True):
         self.name = name
 
 
+class SymbolColumns(Sequence[FuncSymbol]):
+    """A function symbol table that holds its addresses as one column
+    (elf.symbols.FuncSymbols), so the address lists below make no FuncSymbol per entry."""
+
+    __slots__ = ()
+
+    @property
+    def addrs(self) -> list[int]:
+        """Every symbol's address, in order (for bisect)."""
+        raise NotImplementedError
+
+    def address_set(self) -> set[int]:
+        """Every symbol's address (no sort needed)."""
+        raise NotImplementedError
+
+
+def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
+    """The symbols' addresses, in order."""
+    if isinstance(symbols, SymbolColumns):
+        return symbols.addrs
+    return [s.addr for s in symbols]
+
+
+def address_set(symbols: Sequence[FuncSymbol]) -> set[int]:
+    """The symbols' addresses as a set."""
+    if isinstance(symbols, SymbolColumns):
+        return symbols.address_set()
+    return {s.addr for s in symbols}
+
+
 class CfiView(Record, frozen=True):
     """`.eh_frame` and the SFrame sections relocated against one address layout.
 
@@ -99,9 +137,44 @@ class CfiView(Record, frozen=True):
         self.eh_frame = eh_frame  # None: the file has no .eh_frame
         self.eh_frame_vma = eh_frame_vma
         self.sframe = sframe  # per ElfSFrameInfo.sections: (vma, data)
-        self.symbols = symbols  # sorted by address (elf.FuncSymbols: read on first use)
+        self.symbols = symbols  # sorted by address (elf.symbols.FuncSymbols: read on first use)
         self.text_ranges = text_ranges
         self.error = error  # why .eh_frame could not be prepared
+
+
+class SFrameReloc(Record, frozen=True):
+    """One relocation against an SFrame section in an object."""
+
+    __slots__ = ("section", "offset", "type", "target")
+
+    def __init__(self, section: int, offset: int, type: int,  # noqa: A002
+                 target: int) -> None:
+        self.section = section  # index of the SFrame section relocated
+        self.offset = offset  # r_offset
+        self.type = type  # r_type
+        self.target = target  # section index the symbol is defined in (0: none or special)
+
+
+class ElfFacts(Record, frozen=True):
+    """What :func:`read_facts` found; every field is empty when its table is absent."""
+
+    __slots__ = ("eh_frame_size", "comdat", "relocs", "soname", "needed", "verdefs")
+
+    def __init__(self, eh_frame_size: int | None = None,
+                 comdat: tuple[tuple[int, str], ...] = (),
+                 relocs: tuple[SFrameReloc, ...] = (), soname: str | None = None,
+                 needed: int = 0, verdefs: tuple[str, ...] = ()) -> None:
+        # sh_size of .eh_frame (None: no such section, or only SHT_NOBITS)
+        self.eh_frame_size = eh_frame_size
+        # (member section index, group signature) for members of GRP_COMDAT groups
+        self.comdat = comdat
+        self.relocs = relocs  # relocations against SFrame sections (objects only)
+        self.soname = soname  # DT_SONAME
+        self.needed = needed  # DT_NEEDED entries
+        self.verdefs = verdefs  # names of the version definitions (SHT_GNU_verdef)
+
+    def group_of(self, index: int) -> str | None:
+        return dict(self.comdat).get(index)
 
 
 class ElfSFrameInfo(Record, frozen=True):
@@ -140,5 +213,5 @@ class ElfSFrameInfo(Record, frozen=True):
         self.sframe_sections_total = sframe_sections_total
         # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes)
         self.segment_tails = segment_tails
-        # COMDAT groups, .rela.sframe types, soname, .eh_frame size (sfcheck.elfgroups)
+        # COMDAT groups, .rela.sframe types, soname, .eh_frame size (sfcheck.elf.groups)
         self.facts = ElfFacts() if facts is None else facts
