@@ -167,6 +167,8 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         check_section_defects(ctx, header, info)
         check_stubs_only(ctx, info)
         E.check_elf_section(ctx, info, sec, header)
+        E.check_object_relocs(ctx, info, sec, header)
+        E.check_vdso(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
         check_text_coverage(ctx, info)
         # The per-FDE range columns have had their last reader: freed before the
@@ -180,6 +182,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
     for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
+    result.eh_frame_size = info.facts.eh_frame_size
     findings = name_functions(result.findings, info.symbols)
     if waivers:
         from .waivers import waive_file

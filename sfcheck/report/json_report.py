@@ -15,7 +15,9 @@ from . import ReportOptions
 from .summary import summarize
 
 # 1.1: summary.archive_members and summary.archives; 1.2: under --profile, profile,
-# each finding's effect, each file's verdict and summary.verdicts (sfcheck.effects)
+# each finding's effect, each file's verdict and summary.verdicts (sfcheck.effects);
+# findings (about the scan as a whole), files[].eh_frame_size,
+# summary.sframe_bytes/eh_frame_bytes/sframe_to_eh_frame
 SCHEMA_VERSION = "1.2"
 SCHEMA_FILE = "sfcheck-result.schema.json"
 
@@ -38,7 +40,7 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 def _file(res: FileResult, profile: str | None = None) -> dict[str, Any]:
     out = {"path": res.path, "package": res.package, "member": res.member, "error": res.error,
-           "sections": [asdict(s) for s in res.sections],
+           "sections": [asdict(s) for s in res.sections], "eh_frame_size": res.eh_frame_size,
            "findings": [_finding(f) for f in res.findings]}
     if profile is not None and judged(res):
         what, n = verdict(res)
@@ -54,6 +56,7 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
         "fail_on": fail_on,
         "exit_status": exit_status,
         "files": [_file(r, result.profile) for r in result.files],
+        "findings": [_finding(f) for f in result.findings],
         "skipped": asdict(result.skipped),
         "unused_waivers": result.unused_waivers,
         "summary": {
@@ -62,6 +65,8 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
             "debug_only": s.debug_only,
             "without_sframe": s.without_sframe, "unreadable": s.unreadable,
             "versions": {str(v): n for v, n in s.versions.items()},
+            "sframe_bytes": s.sframe_bytes, "eh_frame_bytes": s.eh_frame_bytes,
+            "sframe_to_eh_frame": s.sframe_ratio(),
             "findings": s.severities, "waived": s.waived,
             "rules": [asdict(r) for r in s.rules]},
     }

@@ -34,7 +34,7 @@ from ..effects import ci_severity, note
 from ..result import FileResult, Finding, Result, Severity
 from ..rules import RULES
 from . import ReportOptions
-from .ci import Fingerprints, listed
+from .ci import Fingerprints, listed, scan_fingerprint, scan_listed
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -188,6 +188,25 @@ def to_dict(result: Result, exit_status: int = 0,
     prints = Fingerprints()
     results = [_result(f, res, artifacts, rule_index, prints.of(res, f), result.profile)
                for res, f in chosen]
+    # About the files together. SARIF allows a result without a location, but code
+    # scanning refuses the upload ("expected at least one location", github/codeql-action
+    # #2459): such a result is placed on the scan's first checked file, and says so.
+    first = next((r for r in result.files if not r.error), None)
+    for f in scan_listed(result, opts):
+        if f.rule in rule_index and first is not None:
+            res: dict[str, Any] = {
+                "ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
+                "message": {"text": f.message}, "properties": {"scope": "scan"},
+                "locations": [{"physicalLocation": {"artifactLocation":
+                                                    artifacts.primary(first)},
+                               "message": {"text": "the scan as a whole (placed on its "
+                                                   "first file)"}}],
+                "partialFingerprints": {"primaryLocationLineHash": scan_fingerprint(f),
+                                        "sfcheckFinding/v1": scan_fingerprint(f)}}
+            if f.waived is not None:
+                res["suppressions"] = [{"kind": "external", "status": "accepted",
+                                        "justification": f.waived}]
+            results.append(res)
     config_notes = [{"level": "warning",
                      "message": {"text": f"waiver #{w['index']} ({w['rule']} on {w['path']}) "
                                          "matched no finding"}}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..effects import VERDICT_TEXT, counted, judged, note, verdict_text, verdicts
-from ..result import FileResult, Finding, Result, Severity
+from ..result import FileResult, Finding, Result, Severity, scan_text
 from ..wording import plural
 from .escape import escape
 from .summary import Summary, producer, summarize
@@ -45,6 +45,17 @@ def counts_text(errors: int, warnings: int, infos: int, waived: int = 0) -> str:
 
 def _line(f: Finding, colour: bool, profile: str | None = None) -> str:
     line = escape(f.text() + note(f, profile))
+    if f.waived is not None:
+        line += f" (waived: {escape(f.waived)})"
+        return _DIM + line + _RESET if colour else line
+    if colour:
+        sev = str(f.severity)
+        line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
+    return line
+
+
+def _scan_line(f: Finding, colour: bool) -> str:
+    line = escape(scan_text(f))
     if f.waived is not None:
         line += f" (waived: {escape(f.waived)})"
         return _DIM + line + _RESET if colour else line
@@ -129,6 +140,8 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
     rows = [("objects checked" if s.archive_members else "files checked", s.files_checked),
             ("  with SFrame", s.with_sframe),
             *((f"    v{v}", n) for v, n in s.versions.items()),
+            *((("    .sframe bytes", s.sframe_bytes), ("    .eh_frame bytes", s.eh_frame_bytes))
+              if s.with_sframe else ()),
             ("  debug files (no data)", s.debug_only),
             ("  without SFrame", s.without_sframe),
             ("unreadable or refused", s.unreadable),
@@ -136,9 +149,13 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
             ("skipped: links", s.skipped_links),
             ("skipped: special files", s.skipped_special)]
     print("\nsfcheck summary", file=out)
+    ratio = s.sframe_ratio()
     for i, (name, n) in enumerate(rows):
         if n or not name.startswith(("skipped: s", "  debug")):
-            print(f"  {name:<24}{n:>8}" + (_objects(s) if i == 0 else ""), file=out)
+            extra = _objects(s) if i == 0 else ""
+            if name == "    .eh_frame bytes" and ratio is not None:
+                extra = f"  (.sframe/.eh_frame {ratio:.2f})"
+            print(f"  {name:<24}{n:>8}" + extra, file=out)
     sev = s.severities
     print("  findings: " + counts_text(sev["error"], sev["warning"], sev["info"], s.waived)
           + (f" ({hidden} below --show {show} not listed; -I lists them)" if hidden else ""),
@@ -167,6 +184,11 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
 def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
     skip = collapsed(result, opts)
     hidden = sum(render_file(res, out, opts, skip, result.profile) for res in result.files)
+    for f in sorted(result.findings, key=_order):  # about the files together: after them
+        if f.severity >= opts.show:
+            print(_scan_line(f, opts.colour), file=out)
+        else:
+            hidden += 1
     if opts.single and hidden:
         print(f"sfcheck: {plural(hidden, 'finding')} below --show {opts.show} not listed; "
               "-I lists them", file=out)
