@@ -244,7 +244,7 @@ def profile_table(width: int = TABLE_WIDTH) -> list[str]:
     return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
 
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc", "survey")
 
 
 def _terminal_columns() -> int:
@@ -294,7 +294,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                 help="the command (`sfcheck FILE...` means `check`)")
     builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
                 "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
-                "proc": _add_proc}
+                "proc": _add_proc, "survey": lambda sub: __import__(
+                    "sfcheck.cli_survey", fromlist=["add_parser"]).add_parser(sub)}
     for name in builders if command is None else (command,):  # --help lists them in this order
         builders[name](sub)
     return parser
