@@ -56,7 +56,7 @@ def load_packages(db: SurveyDB, snapshot: int) -> list[dict[str, Any]]:
     assert rids >= set(files)
     out = []
     for repo, path, name, version, source, arch, suite, rid, error, _digest in rows:
-        pkg_files = files.get(rid, [])
+        pkg_files = [dict(f) for f in files.get(rid, [])]  # two suites may share a result
         out.append(_package(repo, path, name, version, source, arch, suite, error, pkg_files))
     return out
 

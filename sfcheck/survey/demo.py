@@ -20,7 +20,9 @@ from pathlib import Path
 
 from .debrepo import Pkg, write_repo
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+# ./corpus when run from a checkout (or a directory linking one), else the source tree's.
+CORPUS = Path("corpus") if Path("corpus/v3").is_dir() else \
+    Path(__file__).resolve().parents[2] / "corpus"
 CHANGED = ("libcorpus1/amd64", "corpus-tools/amd64", "llvm-tool/amd64")
 
 

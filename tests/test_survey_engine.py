@@ -1,0 +1,227 @@
+"""sfcheck survey: the per-package engine, the repositories it reads, the report data."""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers import CORPUS
+from sfcheck.checker import Options, check_elf
+from sfcheck.profiles import PROFILES
+from sfcheck.result import Severity
+from sfcheck.survey import demo
+from sfcheck.survey.data import report_data
+from sfcheck.survey.db import SurveyDB
+from sfcheck.survey.debrepo import Pkg, write_repo
+from sfcheck.survey.repo import RepoError, packages
+from sfcheck.survey.run import run_survey
+from sfcheck.survey.work import CONSUMERS, file_record, survey_package
+
+LINKED = sorted(p for p in glob.glob(str(CORPUS / "*" / "*")) + glob.glob(
+    str(CORPUS / "*" / "v*" / "*"))
+    if Path(p).is_file() and not p.endswith(".o") and Path(p).read_bytes()[:4] == b"\x7fELF")
+
+
+@pytest.mark.parametrize("path", LINKED, ids=lambda p: os.path.relpath(p, CORPUS))
+def test_profile_verdicts_equal_full_runs(path: str) -> None:
+    """The shared strict run + consumer-rules-only runs give each profile the verdict a
+    full check under that profile gives."""
+    data = Path(path).read_bytes()
+    rec = file_record("f", data)
+    if not rec["sframe"]:
+        assert rec["refused_by"] == []
+        return
+    full = [p for p in CONSUMERS
+            if check_elf(data, path="f", options=Options(profile=p)).worst() == Severity.ERROR]
+    assert rec["refused_by"] == full
+
+
+def test_file_record_figures() -> None:
+    rec = file_record("lib", (CORPUS / "v3/libcorpus.so").read_bytes())
+    assert rec["sframe"] and rec["version"] == 3
+    assert rec["flags"] == "FDE_SORTED|FDE_FUNC_START_PCREL"
+    assert rec["fdes"] == 18
+    assert 0 < rec["text_bytes_covered"] < rec["text_bytes"]
+    strict = check_elf(CORPUS / "v3/libcorpus.so")
+    assert rec["sframe_bytes"] == strict.sections[0].size
+    assert rec["eh_frame_bytes"] > 0 and rec["producer"].startswith("GCC: ")
+    assert Counter({(r, s): n for r, s, n in rec["findings"]}) == Counter(
+        (f.rule, str(f.severity)) for f in strict.findings)
+
+
+def test_coverage_matches_the_rule_message() -> None:
+    """The recorded uncovered bytes are the elf-text-coverage finding's."""
+    path = CORPUS / "v2/libcorpus.so"
+    rec = file_record("lib", path.read_bytes())
+    msg = next(f.message for f in check_elf(path).findings if f.rule == "elf-text-coverage")
+    missing = int(msg.split("): ")[1].split(" of ")[0])
+    assert rec["text_bytes"] - rec["text_bytes_covered"] == missing
+
+
+@pytest.fixture(scope="module")
+def demo_repos(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    return demo.build(str(tmp_path_factory.mktemp("demo")))
+
+
+def test_demo_survey_rerun_and_diff(demo_repos: tuple[str, str], tmp_path: Path) -> None:
+    v1, v2 = demo_repos
+    db = SurveyDB(str(tmp_path / "s.db"))
+    first = run_survey([v1], db, label="one", jobs=2)
+    assert (first.packages, first.checked, first.reused) == (6, 6, 0)
+    again = run_survey([v1], db, label="one-again")
+    assert (again.checked, again.reused) == (0, 6)  # nothing checked again
+    second = run_survey([v2], db, label="two")
+    # Only what changed (3 rebuilt, 1 new) is checked; the rest is reused.
+    assert (second.checked, second.reused) == (4, 2)
+    db.close()
+    data = report_data(str(tmp_path / "s.db"), "two", "one")
+    d = data["diff"]
+    assert d["changed_packages"] == sorted(demo.CHANGED)
+    assert d["lost_sframe"] == ["corpus-tools/amd64"]
+    assert d["added_packages"] == ["new-lib/amd64"]
+    assert d["removed_packages"] == ["old-lib/amd64"]
+    assert [c["package"] for c in d["coverage_drops"]] == ["libcorpus1/amd64"]
+    pkgs = {p["name"]: p for p in data["packages"]}
+    assert pkgs["corpus-doc"]["elf_files"] == 0
+    assert pkgs["plain-tool"]["profiles"] == {p: "no-sframe" for p in CONSUMERS}
+    assert pkgs["libcorpus1"]["source"] == "corpus" and pkgs["libcorpus1"]["version"] == "1.0-2"
+    t = data["totals"]
+    assert t["packages"] == 6 and t["elf_files"] == sum(p["elf_files"] for p in pkgs.values())
+    assert sum(b["files"] for b in data["coverage_histogram"]) == t["elf_files_with_sframe"]
+    assert same_data(report_data(str(tmp_path / "s.db"), "one-again"),
+                     report_data(str(tmp_path / "s.db"), "one"))
+
+
+def same_data(a: dict, b: dict) -> bool:
+    drop = ("generated", "snapshot", "previous", "diff")
+    return {k: v for k, v in a.items() if k not in drop} == \
+        {k: v for k, v in b.items() if k not in drop}
+
+
+def test_suites_stay_apart(tmp_path: Path) -> None:
+    elf = (CORPUS / "v3/libcorpus.so").read_bytes()
+    same = Pkg("libx", "1", {"usr/lib/libx.so": elf})
+    write_repo(str(tmp_path / "r"), {"stable": [same],
+                                      "testing": [same, Pkg("liby", "2", {"y": elf + b"y"})]})
+    refs = list(packages(str(tmp_path / "r")))
+    assert sorted((r.suite, r.name) for r in refs) == [
+        ("stable", "libx"), ("testing", "libx"), ("testing", "liby")]
+    db = SurveyDB(str(tmp_path / "s.db"))
+    s = run_survey([str(tmp_path / "r")], db)
+    assert s.checked == 2  # libx's bytes once, linked from both suites
+    db.close()
+    data = report_data(str(tmp_path / "s.db"))
+    assert sorted((p["suite"], p["name"]) for p in data["packages"]) == [
+        ("stable", "libx"), ("testing", "libx"), ("testing", "liby")]
+    assert len({p["id"] for p in data["packages"]}) == 3
+
+
+def _index(root: Path, text: bytes, name: str = "Packages") -> str:
+    d = root / "dists" / "stable" / "main" / "binary-amd64"
+    d.mkdir(parents=True)
+    (d / name).write_bytes(text)
+    return str(root)
+
+
+@pytest.mark.parametrize("text,name,expect", [
+    (b"Package: a\nVersion: 1\n", "Packages", "has no Filename field"),
+    (b"Package: a\nFilename: ../../etc/passwd\n", "Packages", "outside the repository"),
+    (b"Package: a\nFilename: /etc/passwd\n", "Packages", "outside the repository"),
+    (b"garbage without colon\n", "Packages", "not a 'Field: value' line"),
+    (b" continuation\n", "Packages", "continuation line before any field"),
+    (b"Package: a\nFilename: p.deb\nSHA256: zz\n", "Packages", "bad SHA256"),
+    (b"not gzip at all", "Packages.gz", "cannot read index"),
+])
+def test_hostile_index_is_one_line_error(tmp_path: Path, text: bytes, name: str,
+                                         expect: str) -> None:
+    repo = _index(tmp_path / "r", text, name)
+    with pytest.raises(RepoError, match=expect):
+        list(packages(repo))
+    cli = subprocess.run([sys.executable, "-m", "sfcheck", "survey", "--db",
+                          str(tmp_path / "s.db"), repo], capture_output=True, text=True)
+    assert cli.returncode == 2
+    assert cli.stderr.count("\n") == 1 and expect in cli.stderr, cli.stderr
+
+
+def test_symlink_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.deb").write_bytes(b"!<arch>\n")
+    repo = _index(tmp_path / "r", b"Package: a\nFilename: pool/x.deb\n")
+    (tmp_path / "r" / "pool").symlink_to(outside)
+    with pytest.raises(RepoError, match="resolves outside"):
+        list(packages(repo))
+
+
+def test_gz_index_and_digest_mismatch(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "pool").mkdir(parents=True)
+    (root / "pool" / "a.deb").write_bytes(b"!<arch>\n")
+    repo = _index(root, gzip.compress(b"Package: a\nFilename: pool/a.deb\nSHA256: "
+                                      + b"0" * 64 + b"\n"), "Packages.gz")
+    ref, = packages(repo)
+    rec = survey_package(ref.abspath, ref.digest)
+    assert "does not match the index" in rec["error"] and rec["files"] == []
+
+
+def test_rpm_repository_metadata(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "repodata").mkdir(parents=True)
+    (root / "Packages").mkdir()
+    (root / "Packages" / "foo-1.0-2.x86_64.rpm").write_bytes(
+        (CORPUS / "v3/libcorpus.so").read_bytes())
+    primary = (
+        '<?xml version="1.0"?><metadata xmlns="http://linux.duke.edu/metadata/common" '
+        'xmlns:rpm="http://linux.duke.edu/metadata/rpm" packages="1"><package type="rpm">'
+        '<name>foo</name><arch>x86_64</arch><version epoch="1" ver="1.0" rel="2"/>'
+        '<location href="Packages/foo-1.0-2.x86_64.rpm"/><format>'
+        '<rpm:sourcerpm>foo-src-1.0-2.src.rpm</rpm:sourcerpm></format></package></metadata>')
+    (root / "repodata" / "primary.xml.gz").write_bytes(gzip.compress(primary.encode()))
+    (root / "repodata" / "repomd.xml").write_text(
+        '<?xml version="1.0"?><repomd xmlns="http://linux.duke.edu/metadata/repo">'
+        '<data type="primary"><location href="repodata/primary.xml.gz"/></data></repomd>')
+    ref, = packages(str(root))
+    assert (ref.name, ref.version, ref.source, ref.architecture) == (
+        "foo", "1:1.0-2", "foo-src", "x86_64")
+    (root / "repodata" / "repomd.xml").write_text(
+        '<!DOCTYPE x [<!ENTITY a "aaaa">]><repomd>&a;</repomd>')
+    with pytest.raises(RepoError, match="DTD"):
+        list(packages(str(root)))
+
+
+def test_directory_of_packages(demo_repos: tuple[str, str], tmp_path: Path) -> None:
+    pool = os.path.join(demo_repos[0], "pool")
+    refs = sorted(packages(pool), key=lambda r: r.name)
+    assert [r.name for r in refs][:2] == ["corpus-doc", "corpus-tools"]
+    assert refs[1].version == "1.0-1" and refs[1].architecture == "amd64"
+
+
+def test_cli_queries(demo_repos: tuple[str, str], tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+
+    def sf(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sfcheck", "survey", "--db", db, *args],
+                              capture_output=True, text=True)
+
+    assert sf("--label", "one", "-j", "1", demo_repos[0]).returncode == 0
+    r = sf("--label", "two", demo_repos[1])
+    assert r.returncode == 0 and "4 checked, 2 already" in r.stdout
+    top = sf("top-rules").stdout.splitlines()
+    assert top[0].split() == ["rule", "severity", "findings", "files", "packages"]
+    assert sf("coverage", "--by", "source").stdout.splitlines()[1].startswith("corpus ")
+    assert "(all)" in sf("size").stdout
+    diff = sf("diff", "one", "two").stdout
+    assert {line.split()[1] for line in diff.splitlines() if line.startswith("changed")} \
+        == set(demo.CHANGED)
+    assert sf("diff", "one").returncode == 2
+    assert sf("report").returncode == 2
+    out = tmp_path / "r.json"
+    assert sf("report", "--json", str(out)).returncode == 0 and out.stat().st_size > 1000
+    assert all(p in PROFILES for p in CONSUMERS)
