@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers import CORPUS
 from sfcheck.survey.debrepo import Pkg, write_repo
+
+from helpers import CORPUS
 
 ELF_FILES = ["v1/libcorpus.so", "v2/libcorpus.so", "v3/libcorpus.so", "v2/exe_pie",
              "v3/exe_pie_fp", "llvm/exe_pie", "bad/ld240_v2obj_exe", "v3/exe_static"]

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from survey_repo import big_repo, comparable
 from sfcheck.survey.data import report_data
 from sfcheck.survey.db import SurveyDB
 from sfcheck.survey.run import run_survey
+
+from survey_repo import big_repo, comparable
 
 pytest.importorskip("distributed", reason="dask.distributed not installed "
                     "(pip install 'sfcheck[survey]')")

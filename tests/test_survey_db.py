@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from survey_repo import big_repo, comparable
 from sfcheck.survey.data import report_data
 from sfcheck.survey.db import MIGRATIONS, SCHEMA_VERSION, DBError, SurveyDB
 from sfcheck.survey.run import run_survey
+
+from survey_repo import big_repo, comparable
 
 
 def test_migrations_from_v1_keep_data(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CORPUS
 from sfcheck.checker import Options, check_elf
 from sfcheck.profiles import PROFILES
 from sfcheck.result import Severity
@@ -23,6 +23,8 @@ from sfcheck.survey.debrepo import Pkg, write_repo
 from sfcheck.survey.repo import RepoError, packages
 from sfcheck.survey.run import run_survey
 from sfcheck.survey.work import CONSUMERS, file_record, survey_package
+
+from helpers import CORPUS
 
 LINKED = sorted(p for p in glob.glob(str(CORPUS / "*" / "*")) + glob.glob(
     str(CORPUS / "*" / "v*" / "*"))
@@ -67,7 +69,9 @@ def test_coverage_matches_the_rule_message() -> None:
 
 @pytest.fixture(scope="module")
 def demo_repos(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    return demo.build(str(tmp_path_factory.mktemp("demo")))
+    if shutil.which("objcopy") is None:
+        pytest.skip("objcopy (binutils) is not installed: the demo strips .sframe with it")
+    return demo.build(str(tmp_path_factory.mktemp("demo")), CORPUS)
 
 
 def test_demo_survey_rerun_and_diff(demo_repos: tuple[str, str], tmp_path: Path) -> None:
