@@ -18,6 +18,9 @@ DEFAULT_DB = "sfcheck-survey.db"
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from .argtypes import positive
+    from .profiles import PROFILE_NAMES
+
+    CONSUMER_NAMES = [p for p in PROFILE_NAMES if p != "strict"]  # noqa: N806
 
     p = subparsers.add_parser(
         "survey", help="survey the SFrame data of a whole package repository",
@@ -39,6 +42,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="run the checks on this dask.distributed scheduler "
                         "(tcp://HOST:PORT); workers must see the repositories at the same paths")
     p.add_argument("--label", help="the snapshot's label (default: the time it was taken)")
+    p.add_argument("--profile", action="append", choices=CONSUMER_NAMES, metavar="NAME",
+                   dest="profiles", help="ask only this consumer profile whether it takes "
+                   "each file (repeatable; default: every one of " + ", ".join(CONSUMER_NAMES)
+                   + "); the kernel-rfc-2023 and kernel reader models cost the most")
     p.add_argument("--snapshot", help="query this snapshot (id or label; default: the newest)")
     p.add_argument("--by", choices=("package", "source"), default="package",
                    help="coverage: per binary package or per source package")
@@ -84,7 +91,7 @@ def _survey(args: argparse.Namespace) -> int:
     db = SurveyDB(args.db)
     try:
         s = run_survey(args.items, db, label=args.label, jobs=args.jobs or default_jobs(),
-                       scheduler=args.scheduler)
+                       scheduler=args.scheduler, profiles=args.profiles)
     except DaskUnavailable as exc:
         return _err(str(exc))
     except sqlite3.DatabaseError as exc:  # a full disk: committed results are kept

@@ -16,6 +16,7 @@ import pytest
 from sfcheck.survey.data import report_data
 from sfcheck.survey.db import MIGRATIONS, SCHEMA_VERSION, DBError, SurveyDB
 from sfcheck.survey.run import run_survey
+from sfcheck.survey.work import CONSUMERS
 
 from survey_repo import big_repo, comparable
 
@@ -24,13 +25,15 @@ def test_migrations_from_v1_keep_data(tmp_path: Path) -> None:
     path = str(tmp_path / "s.db")
     db = SurveyDB(path, upto=1)
     assert db.version() == 1
-    snap = db.new_snapshot("old", ["/r"])
+    snap = db.db.execute("INSERT INTO snapshots (label, taken, repositories) "
+                         "VALUES ('old', 't', '[\"/r\"]')").lastrowid
     db.db.execute("INSERT INTO results (digest, sfcheck_version, ruleset, size) "
                   "VALUES ('d', 'v', 'r', 3)")
     db.close()
     db = SurveyDB(path)
     assert db.version() == SCHEMA_VERSION == len(MIGRATIONS)
     assert db.snapshot(snap)["label"] == "old"
+    assert db.snapshot(snap)["profiles"] == CONSUMERS  # v3: NULL means every profile
     assert db.db.execute("SELECT seconds FROM results").fetchall() == [(0.0,)]
     names = {r[0] for r in db.db.execute("SELECT name FROM sqlite_master")}
     assert {"files_result", "packages_result"} <= names

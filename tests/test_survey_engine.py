@@ -229,3 +229,45 @@ def test_cli_queries(demo_repos: tuple[str, str], tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     assert sf("report", "--json", str(out)).returncode == 0 and out.stat().st_size > 1000
     assert all(p in PROFILES for p in CONSUMERS)
+
+
+def test_profile_subset(demo_repos: tuple[str, str], tmp_path: Path) -> None:
+    """--profile asks only those readers; such results are not reused by a survey that
+    asks every profile (the rule-set key differs)."""
+    path = str(tmp_path / "s.db")
+    db = SurveyDB(path)
+    run_survey([demo_repos[0]], db, label="k", profiles=["kernel", "glibc-2.42"])
+    full = run_survey([demo_repos[0]], db, label="all")
+    db.close()
+    assert full.reused == 0
+    k = report_data(path, "k")
+    assert [p["profile"] for p in k["profiles"]] == ["kernel", "glibc-2.42"]
+    every = {p["name"]: p for p in report_data(path, "all")["packages"]}
+    for p in k["packages"]:
+        assert set(p["profiles"]) == {"kernel", "glibc-2.42"}
+        assert p["profiles"] == {n: every[p["name"]]["profiles"][n] for n in p["profiles"]}
+
+
+def _pkg(name: str, coverage: float | None, errors: int = 0, sframe: int = 1) -> dict:
+    rules = {"fde-x": errors} if errors else {}
+    files = [{"findings": [{"rule": "fde-x", "severity": "error", "count": errors}]
+              if errors else []}]
+    return {"name": name, "architecture": "amd64", "suite": "s", "coverage": coverage,
+            "elf_files_with_sframe": sframe, "rules": rules, "files": files,
+            "findings": {"error": errors, "warning": 0, "info": 0}}
+
+
+def test_diff_names_exactly_the_changed_packages() -> None:
+    from sfcheck.survey.data import diff
+
+    old = [_pkg("same", 0.5), _pkg("cov", 0.8), _pkg("err", 0.5), _pkg("lost", 0.5),
+           _pkg("gone", 0.1)]
+    new = [_pkg("same", 0.5), _pkg("cov", 0.7), _pkg("err", 0.5, errors=2),
+           _pkg("lost", None, sframe=0), _pkg("added", 0.9)]
+    d = diff(old, new, {"id": 1, "label": "old"})
+    assert d["changed_packages"] == ["cov/amd64", "err/amd64", "lost/amd64"]
+    assert d["coverage_drops"] == [{"package": "cov/amd64", "before": 0.8, "after": 0.7}]
+    assert d["new_errors"] == [{"package": "err/amd64", "rule": "fde-x", "before": 0,
+                                "after": 2}]
+    assert d["lost_sframe"] == ["lost/amd64"] and d["gained_sframe"] == []
+    assert (d["added_packages"], d["removed_packages"]) == (["added/amd64"], ["gone/amd64"])

@@ -23,6 +23,11 @@ def _ratio(covered: int, total: int) -> float | None:
 
 
 def load_packages(db: SurveyDB, snapshot: int) -> list[dict[str, Any]]:
+    return _load(db, db.snapshot(snapshot))
+
+
+def _load(db: SurveyDB, snap: dict[str, Any]) -> list[dict[str, Any]]:
+    snapshot = snap["id"]
     """The packages of a snapshot with their files, findings and verdicts (contract
     shape), sorted by (suite, name, architecture, version)."""
     rows = db.db.execute(
@@ -57,12 +62,14 @@ def load_packages(db: SurveyDB, snapshot: int) -> list[dict[str, Any]]:
     out = []
     for repo, path, name, version, source, arch, suite, rid, error, _digest in rows:
         pkg_files = [dict(f) for f in files.get(rid, [])]  # two suites may share a result
-        out.append(_package(repo, path, name, version, source, arch, suite, error, pkg_files))
+        out.append(_package(repo, path, name, version, source, arch, suite, error, pkg_files,
+                            snap["profiles"]))
     return out
 
 
 def _package(repo: str, path: str, name: str, version: str, source: str, arch: str,
-             suite: str, error: str | None, files: list[dict[str, Any]]) -> dict[str, Any]:
+             suite: str, error: str | None, files: list[dict[str, Any]],
+             asked: tuple[str, ...]) -> dict[str, Any]:
     sev: Counter[str] = Counter()
     rules: Counter[str] = Counter()
     for f in files:
@@ -76,7 +83,7 @@ def _package(repo: str, path: str, name: str, version: str, source: str, arch: s
     text = sum(f["text_bytes"] for f in with_sf)
     covered = sum(f["text_bytes_covered"] for f in with_sf)
     profiles = {}
-    for p in CONSUMERS:
+    for p in asked:
         if not with_sf:
             profiles[p] = "no-sframe"
         else:
@@ -101,11 +108,11 @@ def report_data(db_path: str, snapshot: int | str | None = None,
     try:
         snap = db.snapshot(snapshot)
         prev = db.snapshot(previous) if previous is not None else db.previous(snap["id"])
-        pkgs = load_packages(db, snap["id"])
-        old = load_packages(db, prev["id"]) if prev is not None else None
+        pkgs = _load(db, snap)
+        old = _load(db, prev) if prev is not None else None
     finally:
         db.close()
-    data = summarise(pkgs)
+    data = summarise(pkgs, snap["profiles"])
     for p in pkgs:
         for f in p["files"]:
             del f["_refused"]
@@ -121,7 +128,8 @@ def report_data(db_path: str, snapshot: int | str | None = None,
     return data
 
 
-def summarise(pkgs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(pkgs: list[dict[str, Any]], asked: tuple[str, ...] = CONSUMERS
+              ) -> dict[str, Any]:
     files = [f for p in pkgs for f in p["files"]]
     with_sf = [f for f in files if f["sframe"]]
     hist = [0] * BINS
@@ -180,7 +188,7 @@ def summarise(pkgs: list[dict[str, Any]]) -> dict[str, Any]:
                       "files_accepted": sum(1 for f in with_sf if p not in f["_refused"]),
                       "files_refused": sum(1 for f in with_sf if p in f["_refused"]),
                       "packages_refused": sum(1 for x in pkgs if x["profiles"][p] == "refuses")}
-                     for p in CONSUMERS],
+                     for p in asked],
     }
 
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .repo import PackageRef
+from .work import CONSUMERS
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -61,7 +62,13 @@ def _v2(db: sqlite3.Connection) -> None:
     """)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(db: sqlite3.Connection) -> None:
+    # Version 3: the consumer profiles a snapshot asked about (`--profile`); NULL, as in
+    # snapshots taken before, means every consumer profile.
+    db.execute("ALTER TABLE snapshots ADD COLUMN profiles TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -119,11 +126,13 @@ class SurveyDB:
 
     # --- writing ------------------------------------------------------------------
 
-    def new_snapshot(self, label: str, repos: Iterable[str]) -> int:
+    def new_snapshot(self, label: str, repos: Iterable[str],
+                     profiles: Iterable[str] | None = None) -> int:
         with self.tx():
             cur = self.db.execute(
-                "INSERT INTO snapshots (label, taken, repositories) VALUES (?, ?, ?)",
-                (label, now(), json.dumps(list(repos))))
+                "INSERT INTO snapshots (label, taken, repositories, profiles) "
+                "VALUES (?, ?, ?, ?)", (label, now(), json.dumps(list(repos)),
+                                        None if profiles is None else json.dumps(list(profiles))))
         return int(cur.lastrowid or 0)
 
     def finish_snapshot(self, snapshot: int) -> None:
@@ -179,7 +188,7 @@ class SurveyDB:
     def snapshot(self, which: str | int | None = None) -> dict[str, Any]:
         """A snapshot by id or label (the newest with that label), or the newest complete
         one; DBError if there is none."""
-        q = "SELECT id, label, taken, repositories, complete FROM snapshots "
+        q = "SELECT id, label, taken, repositories, complete, profiles FROM snapshots "
         if which is None:
             row = self.db.execute(q + "WHERE complete ORDER BY id DESC LIMIT 1").fetchone()
         elif isinstance(which, int) or str(which).isdigit():
@@ -191,7 +200,8 @@ class SurveyDB:
             raise DBError("no complete survey in the database" if which is None
                           else f"no snapshot {which!r} in the database")
         return {"id": row[0], "label": row[1], "taken": row[2],
-                "repositories": json.loads(row[3]), "complete": bool(row[4])}
+                "repositories": json.loads(row[3]), "complete": bool(row[4]),
+                "profiles": tuple(json.loads(row[5])) if row[5] else CONSUMERS}
 
     def previous(self, snapshot: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT id FROM snapshots WHERE complete AND id < ? "

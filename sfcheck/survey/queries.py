@@ -18,7 +18,7 @@ def _pct(x: float | None) -> str:
 
 
 def top_rules(db: SurveyDB, snapshot: int, limit: int) -> Rows:
-    data = summarise(load_packages(db, snapshot))
+    data = summarise(load_packages(db, snapshot), db.snapshot(snapshot)["profiles"])
     return [("rule", "severity", "findings", "files", "packages")] + [
         (r["rule"], r["severity"], r["findings"], r["files"], r["packages"])
         for r in data["rules"][:limit]]

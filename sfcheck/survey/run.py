@@ -20,9 +20,9 @@ from ..inputs.limits import Limits
 from ..record import Record
 from .db import SurveyDB, now
 from .repo import PackageRef, packages
-from .work import file_digest, ruleset_digest, survey_package
+from .work import CONSUMERS, file_digest, ruleset_digest, survey_package
 
-Task = tuple[str, str | None, Limits]  # (path, expected digest, limits)
+Task = tuple[str, str | None, Limits, tuple[str, ...]]  # path, digest, limits, profiles
 _LINK_BATCH = 500  # cached packages linked per transaction
 
 
@@ -40,14 +40,17 @@ class Summary(Record):
 
 def run_survey(repos: Sequence[str], db: SurveyDB, label: str | None = None, jobs: int = 1,
                scheduler: str | None = None, limits: Limits | None = None,
-               on_result: Callable[[int], None] | None = None) -> Summary:
+               on_result: Callable[[int], None] | None = None,
+               profiles: Sequence[str] | None = None) -> Summary:
     """Survey `repos` into a new snapshot of `db`; RepoError before anything is written
-    if an index is bad. `on_result(n)` is called after the n-th stored package."""
+    if an index is bad. `on_result(n)` is called after the n-th stored package;
+    `profiles`: the consumer profiles asked about (default: all)."""
     start = time.monotonic()
     limits = limits or Limits()
     refs = [ref for repo in repos for ref in packages(repo)]
-    version, ruleset = __version__, ruleset_digest()
-    snapshot = db.new_snapshot(label or now(), repos)
+    asked = CONSUMERS if profiles is None else tuple(p for p in CONSUMERS if p in profiles)
+    version, ruleset = __version__, ruleset_digest(asked)
+    snapshot = db.new_snapshot(label or now(), repos, None if profiles is None else asked)
     todo: dict[str, list[PackageRef]] = {}  # digest (or path) -> its packages
     reused = 0
     pending_links: list[tuple[PackageRef, int]] = []
@@ -63,7 +66,7 @@ def run_survey(repos: Sequence[str], db: SurveyDB, label: str | None = None, job
         if len(pending_links) >= _LINK_BATCH:
             _link(db, snapshot, pending_links)
     _link(db, snapshot, pending_links)
-    tasks = [(refs_[0].abspath, refs_[0].digest, limits) for refs_ in todo.values()]
+    tasks = [(refs_[0].abspath, refs_[0].digest, limits, asked) for refs_ in todo.values()]
     groups = list(todo.values())
     for done, (k, rec) in enumerate(_execute(tasks, jobs, scheduler), 1):
         for ref in groups[k]:

@@ -34,11 +34,12 @@ CONSUMERS = tuple(p for p in PROFILES if p != "strict")
 _CHUNK = 1 << 20
 
 
-def ruleset_digest() -> str:
+def ruleset_digest(profiles: tuple[str, ...] = CONSUMERS) -> str:
     """What a stored result depends on besides the package bytes and sfcheck's version:
     every rule's ID, group and severity and every profile's overrides and consumer rules
-    (a changed table rechecks everything, even without a version bump)."""
-    h = hashlib.sha256()
+    (a changed table rechecks everything, even without a version bump), and which
+    consumer profiles a survey asks about."""
+    h = hashlib.sha256(("asked:" + ",".join(profiles) + "\n").encode())
     for rid in sorted(RULES):
         r = RULES[rid]
         h.update(f"{rid}|{r.group}|{r.severity}\n".encode())
@@ -59,7 +60,8 @@ def file_digest(path: str) -> str:
 
 
 def survey_package(path: str, expected_digest: str | None = None,
-                   limits: Limits | None = None) -> dict[str, Any]:
+                   limits: Limits | None = None,
+                   profiles: tuple[str, ...] = CONSUMERS) -> dict[str, Any]:
     """The survey record of one package file (a .deb, .rpm, archive or a bare ELF file):
     {"digest", "size", "error", "seconds", "files": [...]} (see file_record)."""
     start = time.monotonic()
@@ -82,7 +84,7 @@ def survey_package(path: str, expected_digest: str | None = None,
         with open(path, "rb") as f:
             image = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            out["files"].append(file_record(os.path.basename(path), image))
+            out["files"].append(file_record(os.path.basename(path), image, profiles))
         finally:
             image.close()
         return _done(out, start)
@@ -96,13 +98,13 @@ def survey_package(path: str, expected_digest: str | None = None,
             if m.error is not None:
                 out["files"].append(_unreadable(m.member, m.error))
             elif m.data is not None:
-                out["files"].append(file_record(m.member, m.data))
+                out["files"].append(file_record(m.member, m.data, profiles))
             else:
                 assert m.spill is not None
                 with open(m.spill, "rb") as f:
                     image = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 try:
-                    out["files"].append(file_record(m.member, image))
+                    out["files"].append(file_record(m.member, image, profiles))
                 finally:
                     image.close()
                     spill.remove(m.spill)
@@ -137,7 +139,8 @@ def _counts(findings: list[Finding]) -> list[list[Any]]:
     return [[r, s, n] for (r, s), n in sorted(c.items())]
 
 
-def file_record(member: str, image: bytes | mmap.mmap) -> dict[str, Any]:
+def file_record(member: str, image: bytes | mmap.mmap,
+                profiles: tuple[str, ...] = CONSUMERS) -> dict[str, Any]:
     """One ELF image's record: SFrame figures, producer, strict findings per (rule,
     severity) and the consumer profiles that refuse it."""
     rec = _blank(member)
@@ -168,15 +171,17 @@ def file_record(member: str, image: bytes | mmap.mmap) -> dict[str, Any]:
     else:
         rec["text_bytes"] = _text_bytes(image)
     if live:
-        rec["refused_by"] = refusing_profiles(image, member, res)
+        rec["refused_by"] = refusing_profiles(image, member, res, profiles)
     return rec
 
 
-def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult) -> list[str]:
-    """The consumer profiles under which `image` has an error-severity finding."""
+def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
+                      profiles: tuple[str, ...] = CONSUMERS) -> list[str]:
+    """The consumer profiles (of `profiles`) under which `image` has an error-severity
+    finding."""
     out = []
     relocatable = image[16:18] in (b"\x01\x00", b"\x00\x01")  # e_type ET_REL
-    for name in CONSUMERS:
+    for name in profiles:
         p = PROFILES[name]
         if relocatable:  # objects: other rules judge them (linkable.py): a full run
             res = check_elf(image, path=member, options=Options(profile=name))
