@@ -146,14 +146,23 @@ def _report(args: argparse.Namespace) -> int:
         return _err("report needs -o PAGE.html and/or --json FILE")
     data = report_data(args.db, args.snapshot)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
+        try:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=1)
+                f.write("\n")
+        except OSError as exc:
+            return _err(f"{args.json}: cannot write: {exc.strerror or exc}")
     if args.output:
         try:
             from .survey.html import render
         except ImportError:
             return _err("this sfcheck has no HTML renderer yet (sfcheck.survey.html); "
                         "use --json FILE")
-        render(data, args.output)
+        try:  # written beside, then renamed: never a half-written page
+            tmp = args.output + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                render(data, f)  # a text stream (sfcheck.survey.html.render)
+            os.replace(tmp, args.output)
+        except OSError as exc:
+            return _err(f"{args.output}: cannot write: {exc.strerror or exc}")
     return 0
