@@ -307,3 +307,17 @@ def test_report_follows_the_contract(demo_repos: tuple[str, str], tmp_path: Path
         pytest.skip("sfcheck/survey/survey-report.schema.json not here yet (the surveyreport "
                     "branch writes it)")
     jsonschema.Draft202012Validator(json.loads(schema.read_text())).validate(data)
+
+
+def test_missing_package_file_is_an_error_finding(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    (root / "pool").mkdir(parents=True)
+    repo = _index(root, b"Package: ghost\nVersion: 1\nArchitecture: amd64\n"
+                        b"Filename: pool/ghost.deb\n")
+    db = SurveyDB(str(tmp_path / "s.db"))
+    first = run_survey([repo], db)
+    again = run_survey([repo], db)
+    db.close()
+    assert (first.checked, again.checked) == (1, 1)  # an unreadable file is never reused
+    ghost, = report_data(str(tmp_path / "s.db"))["packages"]
+    assert ghost["findings"]["error"] == 1 and ghost["rules"] == {"input-unreadable": 1}

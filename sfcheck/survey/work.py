@@ -72,6 +72,8 @@ def survey_package(path: str, expected_digest: str | None = None,
         out["size"] = os.path.getsize(path)
     except (InputFileError, OSError) as exc:
         out["error"] = getattr(exc, "message", None) or f"cannot read: {exc}"
+        if out["digest"] is None:  # a key no file has: stored, never found by a rerun
+            out["digest"] = "unreadable:" + hashlib.sha256(path.encode()).hexdigest()
         return _done(out, start)
     if expected_digest is not None and digest != expected_digest:
         out["error"] = (f"SHA256 {digest[:16]}... does not match the index's "
