@@ -321,3 +321,16 @@ def test_missing_package_file_is_an_error_finding(tmp_path: Path) -> None:
     assert (first.checked, again.checked) == (1, 1)  # an unreadable file is never reused
     ghost, = report_data(str(tmp_path / "s.db"))["packages"]
     assert ghost["findings"]["error"] == 1 and ghost["rules"] == {"input-unreadable": 1}
+
+
+def test_scheduler_without_dask_is_one_line(demo_repos: tuple[str, str], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from sfcheck.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` fails
+    assert main(["survey", "--db", str(tmp_path / "s.db"), "--scheduler",
+                 "tcp://127.0.0.1:1", demo_repos[0]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'sfcheck[survey]'" in err
+    assert not (tmp_path / "s.db").exists()  # refused before anything is written
