@@ -175,6 +175,40 @@ def test_gz_index_and_digest_mismatch(tmp_path: Path) -> None:
     assert "does not match the index" in rec["error"] and rec["files"] == []
 
 
+def test_rpm_repository_survey(tmp_path: Path) -> None:
+    """A real .rpm (rpmbuild) in a repodata repository: metadata from primary.xml, the
+    ELF file inside checked."""
+    import hashlib
+
+    from archives import LIB_V3, rpmbuild
+
+    built = rpmbuild(tmp_path / "build", {"usr/lib64/libcorpus.so.1": LIB_V3}, name="libc1")
+    root = tmp_path / "r"
+    (root / "repodata").mkdir(parents=True)
+    (root / "Packages").mkdir()
+    shutil.copy(built, root / "Packages" / built.name)
+    digest = hashlib.sha256(built.read_bytes()).hexdigest()
+    primary = (
+        '<?xml version="1.0"?><metadata xmlns="http://linux.duke.edu/metadata/common" '
+        'xmlns:rpm="http://linux.duke.edu/metadata/rpm" packages="1"><package type="rpm">'
+        '<name>libc1</name><arch>x86_64</arch><version epoch="0" ver="1.0" rel="1"/>'
+        f'<checksum type="sha256" pkgid="YES">{digest}</checksum>'
+        f'<location href="Packages/{built.name}"/><format>'
+        '<rpm:sourcerpm>libc1-1.0-1.src.rpm</rpm:sourcerpm></format></package></metadata>')
+    (root / "repodata" / "primary.xml").write_text(primary)
+    (root / "repodata" / "repomd.xml").write_text(
+        '<?xml version="1.0"?><repomd xmlns="http://linux.duke.edu/metadata/repo">'
+        '<data type="primary"><location href="repodata/primary.xml"/></data></repomd>')
+    db = SurveyDB(str(tmp_path / "s.db"))
+    run_survey([str(root)], db)
+    db.close()
+    p, = report_data(str(tmp_path / "s.db"))["packages"]
+    assert (p["name"], p["version"], p["source"], p["architecture"]) == (
+        "libc1", "1.0-1", "libc1", "x86_64")
+    f, = p["files"]
+    assert f["path"].endswith("usr/lib64/libcorpus.so.1") and f["version"] == 3
+
+
 def test_rpm_repository_metadata(tmp_path: Path) -> None:
     root = tmp_path / "r"
     (root / "repodata").mkdir(parents=True)
@@ -201,10 +235,20 @@ def test_rpm_repository_metadata(tmp_path: Path) -> None:
 
 
 def test_directory_of_packages(demo_repos: tuple[str, str], tmp_path: Path) -> None:
+    """A directory of .debs: names from the file names, the same files as through the
+    index."""
     pool = os.path.join(demo_repos[0], "pool")
     refs = sorted(packages(pool), key=lambda r: r.name)
     assert [r.name for r in refs][:2] == ["corpus-doc", "corpus-tools"]
     assert refs[1].version == "1.0-1" and refs[1].architecture == "amd64"
+    db = SurveyDB(str(tmp_path / "s.db"))
+    run_survey([pool], db, label="dir")
+    run_survey([demo_repos[0]], db, label="index")
+    db.close()
+    by_dir = {p["name"]: p["files"] for p in report_data(str(tmp_path / "s.db"), "dir")["packages"]}
+    by_index = {p["name"]: p["files"]
+                for p in report_data(str(tmp_path / "s.db"), "index")["packages"]}
+    assert by_dir == by_index
 
 
 def test_cli_queries(demo_repos: tuple[str, str], tmp_path: Path) -> None:
