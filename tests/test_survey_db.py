@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,40 @@ def test_full_database_keeps_whole_results(repo: str, clean: dict, tmp_path: Pat
     db.close()
     got = _results(path)
     assert 0 < got < 48
+    _whole(path)
+    db = SurveyDB(path)
+    s = run_survey([repo], db, jobs=1)
+    db.close()
+    assert s.reused == got
+    assert comparable(report_data(path)) == comparable(clean)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs (root only: skips elsewhere), unmounted afterwards."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {r.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_full_disk_keeps_whole_results(repo: str, clean: dict, small_tmpfs: Path) -> None:
+    """A real full file system (tmpfs) under the database: a one-line error, the
+    committed packages intact; with room again, the rerun completes them."""
+    path = str(small_tmpfs / "s.db")
+    r = subprocess.run([sys.executable, "-m", "sfcheck", "survey", "--db", path, "-j", "1",
+                        repo], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "full" in r.stderr and "Traceback" not in r.stderr
+    got = _results(path)
+    assert 0 < got < 48
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_tmpfs)], check=True)
     _whole(path)
     db = SurveyDB(path)
     s = run_survey([repo], db, jobs=1)
