@@ -32,8 +32,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "diff OLD NEW (snapshot ids or labels), report -o PAGE.html [--json FILE].",
         epilog="Exit status: 0 done, 2 usage error or unreadable repository or database, "
                "130 interrupted (committed results are kept).")
-    p.add_argument("items", nargs="+", metavar="REPO | QUERY [ARG...]",
-                   help="repository roots to survey, or a query and its arguments")
+    p.add_argument("items", nargs="+", metavar="ARG",
+                   help="repository roots to survey (REPO...), or a query word and its "
+                        "arguments (QUERY [ARG...])")
     p.add_argument("--db", default=DEFAULT_DB, metavar="FILE",
                    help=f"the results database (default: {DEFAULT_DB})")
     p.add_argument("-j", "--jobs", type=positive, default=None, metavar="N",
@@ -45,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--profile", action="append", choices=CONSUMER_NAMES, metavar="NAME",
                    dest="profiles", help="ask only this consumer profile whether it takes "
                    "each file (repeatable; default: every one of " + ", ".join(CONSUMER_NAMES)
-                   + "); the kernel-rfc-2023 and kernel reader models cost the most")
+                   + "); the kernel-rfc-2023 reader model costs the most")
     p.add_argument("--snapshot", help="query this snapshot (id or label; default: the newest)")
     p.add_argument("--by", choices=("package", "source"), default="package",
                    help="coverage: per binary package or per source package")
