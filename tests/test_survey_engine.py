@@ -20,6 +20,7 @@ from sfcheck.survey import demo
 from sfcheck.survey.data import report_data
 from sfcheck.survey.db import SurveyDB
 from sfcheck.survey.debrepo import Pkg, write_repo
+from sfcheck.survey.elffacts import elf_facts
 from sfcheck.survey.repo import RepoError, packages
 from sfcheck.survey.run import run_survey
 from sfcheck.survey.work import CONSUMERS, file_record, survey_package
@@ -54,6 +55,9 @@ def test_file_record_figures() -> None:
     strict = check_elf(CORPUS / "v3/libcorpus.so")
     assert rec["sframe_bytes"] == strict.sections[0].size
     assert rec["eh_frame_bytes"] > 0 and rec["producer"].startswith("GCC: ")
+    # The program-header total (files without SFrame) is the coverage rule's total.
+    assert elf_facts((CORPUS / "v3/libcorpus.so").read_bytes()).text_bytes == rec["text_bytes"]
+    assert elf_facts((CORPUS / "v3/lib.o").read_bytes()).text_bytes == 0  # no segments
     assert Counter({(r, s): n for r, s, n in rec["findings"]}) == Counter(
         (f.rule, str(f.severity)) for f in strict.findings)
 

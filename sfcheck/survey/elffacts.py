@@ -14,11 +14,13 @@ _SHT_NOTE, _SHT_NOBITS = 7, 8
 
 
 class ElfFacts(Record):
-    __slots__ = ("eh_frame_bytes", "producer")
+    __slots__ = ("eh_frame_bytes", "producer", "text_bytes")
 
-    def __init__(self, eh_frame_bytes: int = 0,
-                 producer: str = "unknown") -> None:
+    def __init__(self, eh_frame_bytes: int = 0, producer: str = "unknown",
+                 text_bytes: int = 0) -> None:
         self.eh_frame_bytes = eh_frame_bytes
+        # Executable PT_LOAD bytes of a linked file (what elf-text-coverage measures).
+        self.text_bytes = text_bytes
         self.producer = producer
 
 
@@ -34,22 +36,38 @@ def _facts(mv: memoryview) -> ElfFacts:
         return ElfFacts()
     is64 = mv[4] == 2
     order = "<" if mv[5] == 1 else ">"
+    e_type, = struct.unpack_from(order + "H", mv, 0x10)
     if is64:
+        phoff, shoff = struct.unpack_from(order + "QQ", mv, 0x20)
+        phentsize, phnum = struct.unpack_from(order + "HH", mv, 0x36)
+        phdr = struct.Struct(order + "IIQQQQQQ")  # type, flags, offset, vaddr, paddr, filesz, memsz
         shoff, = struct.unpack_from(order + "Q", mv, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", mv, 0x3A)
         shdr = struct.Struct(order + "IIQQQQIIQQ")
     else:
+        phoff, = struct.unpack_from(order + "I", mv, 0x1C)
+        phentsize, phnum = struct.unpack_from(order + "HH", mv, 0x2A)
+        phdr = struct.Struct(order + "IIIIIIII")  # type, offset, vaddr, paddr, filesz, memsz, flags
         shoff, = struct.unpack_from(order + "I", mv, 0x20)
         shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", mv, 0x2E)
         shdr = struct.Struct(order + "IIIIIIIIII")
+    text = 0
+    if e_type in (2, 3) and phoff and phentsize >= phdr.size \
+            and phoff + phnum * phentsize <= len(mv):  # ET_EXEC, ET_DYN
+        for i in range(phnum):
+            row = phdr.unpack_from(mv, phoff + i * phentsize)
+            p_type, flags, memsz = (row[0], row[1], row[6]) if is64 else \
+                (row[0], row[6], row[5])
+            if p_type == 1 and flags & 1:  # PT_LOAD, PF_X
+                text += memsz
     if not shoff or shentsize < shdr.size or shoff + shnum * shentsize > len(mv):
-        return ElfFacts()
+        return ElfFacts(text_bytes=text)
     rows = [shdr.unpack_from(mv, shoff + i * shentsize) for i in range(shnum)]
     if shstrndx >= shnum:
-        return ElfFacts()
+        return ElfFacts(text_bytes=text)
     _, _, _, _, str_off, str_size, *_ = rows[shstrndx]
     names = bytes(mv[str_off:str_off + str_size])
-    facts = ElfFacts()
+    facts = ElfFacts(text_bytes=text)
     producers: list[str] = []
     for name_off, sh_type, _flags, _addr, off, size, *_ in rows:
         end = names.find(b"\0", name_off)

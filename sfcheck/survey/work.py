@@ -171,7 +171,7 @@ def file_record(member: str, image: bytes | mmap.mmap,
         rec["text_bytes"] = best.text_bytes
         rec["text_bytes_covered"] = best.text_bytes - best.missing
     else:
-        rec["text_bytes"] = _text_bytes(image)
+        rec["text_bytes"] = facts.text_bytes
     if live:
         rec["refused_by"] = refusing_profiles(image, member, res, profiles)
     return rec
@@ -202,15 +202,3 @@ def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
             out.append(name)
     return out
 
-
-def _text_bytes(image: bytes | mmap.mmap) -> int:
-    """Executable PT_LOAD bytes of a file without SFrame (what it would have to cover)."""
-    from ..elf import ElfError, load_elf
-
-    try:
-        info = load_elf(image, name="<image>", cfi=False)
-    except ElfError:
-        return 0
-    if info.e_type not in ("ET_EXEC", "ET_DYN"):
-        return 0
-    return sum(s.memsz for s in info.load_segments if s.flags & 1)
