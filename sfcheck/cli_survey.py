@@ -47,6 +47,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    dest="profiles", help="ask only this consumer profile whether it takes "
                    "each file (repeatable; default: every one of " + ", ".join(CONSUMER_NAMES)
                    + "); the kernel-rfc-2023 reader model costs the most")
+    p.add_argument("--max-archive-bytes", type=positive, default=8 << 30, metavar="N",
+                   help="refuse a package that expands to more than N bytes (default 8 GiB; "
+                        "as `sfcheck check`: the memory and disk one worker may use)")
+    p.add_argument("--max-archive-members", type=positive, default=1_000_000, metavar="N",
+                   help="refuse a package with more than N members (default 1000000)")
     p.add_argument("--snapshot", help="query this snapshot (id or label; default: the newest)")
     p.add_argument("--by", choices=("package", "source"), default="package",
                    help="coverage: per binary package or per source package")
@@ -79,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def _survey(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from .inputs.limits import Limits
     from .scan import default_jobs
     from .survey.dask_exec import DaskUnavailable
     from .survey.db import SurveyDB
@@ -92,7 +98,8 @@ def _survey(args: argparse.Namespace) -> int:
     db = SurveyDB(args.db)
     try:
         s = run_survey(args.items, db, label=args.label, jobs=args.jobs or default_jobs(),
-                       scheduler=args.scheduler, profiles=args.profiles)
+                       scheduler=args.scheduler, profiles=args.profiles,
+                       limits=Limits(args.max_archive_bytes, args.max_archive_members))
     except DaskUnavailable as exc:
         return _err(str(exc))
     except sqlite3.DatabaseError as exc:  # a full disk: committed results are kept

@@ -382,3 +382,22 @@ def test_scheduler_without_dask_is_one_line(demo_repos: tuple[str, str], tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'sfcheck[survey]'" in err
     assert not (tmp_path / "s.db").exists()  # refused before anything is written
+
+
+def test_archive_limits_refuse_and_key_the_result(demo_repos: tuple[str, str],
+                                                  tmp_path: Path) -> None:
+    """The gate's archive limits bound each worker; a package refused under small limits
+    is checked again under larger ones (the limits are part of the result key)."""
+    from sfcheck.inputs.limits import Limits
+
+    path = str(tmp_path / "s.db")
+    db = SurveyDB(path)
+    small = run_survey([demo_repos[0]], db, label="small", limits=Limits(max_bytes=4096))
+    big = run_survey([demo_repos[0]], db, label="big")
+    db.close()
+    assert (small.checked, big.checked, big.reused) == (6, 6, 0)
+    refused = [p for p in report_data(path, "small")["packages"]
+               if p["rules"].get("input-unreadable")]
+    assert refused and all(p["findings"]["error"] >= 1 for p in refused)
+    assert not any(p["rules"].get("input-unreadable")
+                   for p in report_data(path, "big")["packages"])

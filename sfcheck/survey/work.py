@@ -34,12 +34,15 @@ CONSUMERS = tuple(p for p in PROFILES if p != "strict")
 _CHUNK = 1 << 20
 
 
-def ruleset_digest(profiles: tuple[str, ...] = CONSUMERS) -> str:
+def ruleset_digest(profiles: tuple[str, ...] = CONSUMERS, limits: Limits | None = None) -> str:
     """What a stored result depends on besides the package bytes and sfcheck's version:
     every rule's ID, group and severity and every profile's overrides and consumer rules
     (a changed table rechecks everything, even without a version bump), and which
-    consumer profiles a survey asks about."""
-    h = hashlib.sha256(("asked:" + ",".join(profiles) + "\n").encode())
+    consumer profiles a survey asks about and the archive limits (a package refused as
+    too big must be checked again under larger ones)."""
+    lim = limits or Limits()
+    h = hashlib.sha256((f"asked:{','.join(profiles)}\nlimits:{lim.max_bytes},"
+                        f"{lim.max_members},{lim.max_depth}\n").encode())
     for rid in sorted(RULES):
         r = RULES[rid]
         h.update(f"{rid}|{r.group}|{r.severity}\n".encode())
