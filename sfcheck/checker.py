@@ -63,6 +63,19 @@ class Options(Record):
         return PROFILES[self.profile].severity(rule.id, severity)
 
 
+class SectionStats(Record):
+    """Figures of one checked section for `sfcheck survey`: the header's flags and the
+    elf-text-coverage totals (executable bytes, bytes no FDE covers)."""
+
+    __slots__ = ("name", "flags", "text_bytes", "missing")
+
+    def __init__(self, name: str, flags: int | None, text_bytes: int, missing: int) -> None:
+        self.name = name
+        self.flags = flags
+        self.text_bytes = text_bytes
+        self.missing = missing
+
+
 def _summary(name: str, vma: int, data: bytes, header: Header | None) -> SectionSummary:
     s = SectionSummary(name, vma, len(data))
     if header is not None:
@@ -113,12 +126,15 @@ MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is
 
 def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
               options: Options | None = None, waivers: Sequence[Waiver] = (),
-              package: str | None = None, member: str | None = None) -> FileResult:
+              package: str | None = None, member: str | None = None,
+              stats: list[SectionStats] | None = None) -> FileResult:
     """Check every SFrame section of an ELF file (a path, or its bytes in any buffer: a
     path is read through bounded reads, a buffer in place, neither copied whole);
     unreadable files set `error`. Findings with a PC are named by the file's function
     symbols, whatever the output format. `waivers` are applied before the per-file cap
-    (`package` and `member` are what their globs see)."""
+    (`package` and `member` are what their globs see). `stats`, when given, gets one
+    SectionStats per SFrame section checked (the survey's figures, which the result model
+    does not carry)."""
     options = options or Options()
     label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
                      else "<bytes>")
@@ -170,7 +186,9 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         E.check_object_relocs(ctx, info, sec, header)
         E.check_vdso(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
-        check_text_coverage(ctx, info)
+        text = check_text_coverage(ctx, info)
+        if stats is not None:
+            stats.append(SectionStats(sec.name, header.flags if header else None, *text))
         # The per-FDE range columns have had their last reader: freed before the
         # cross-check builds its own per-FDE state, so the two never peak together.
         ctx.ranges = []
