@@ -26,7 +26,8 @@ def test_defaults_without_a_table() -> None:
     s = settings({})
     assert (s.show, s.max_per_rule) == (Severity.WARNING, 10)
     o = s.options
-    assert (o.profile, o.enable, o.disable, o.require_sframe) == ("strict", set(), set(), False)
+    assert (o.profile.name, o.enable, o.disable, o.require_sframe) == (
+        "strict", set(), set(), False)
 
 
 def test_table_reaches_options() -> None:
@@ -34,7 +35,7 @@ def test_table_reaches_options() -> None:
                              "disable": ["semantic"], "require-sframe": True, "show": "error",
                              "max-per-rule": 3}})
     o = s.options
-    assert (o.profile, o.enable, o.disable, o.require_sframe) == (
+    assert (o.profile.name, o.enable, o.disable, o.require_sframe) == (
         "kernel", {"elf-no-sframe"}, {"semantic"}, True)
     assert (s.show, s.max_per_rule) == (Severity.ERROR, 3)
 
