@@ -80,6 +80,12 @@ def corpus_sections() -> Iterator[tuple[str, bytes, int]]:
                 yield str(p.relative_to(CORPUS)).replace("/", "_"), s.data, s.vma
 
 
+def archive_seeds() -> list[tuple[str, bytes]]:
+    """The archive target's seeds: archives of the first seed ELF files."""
+    from .seed_archives import build
+    return build([p.read_bytes() for p in corpus_elves()[:3]])
+
+
 def write_seeds(target: str, dest: Path, versions: set[int] | None = None) -> int:
     """Write `target`'s seed inputs into `dest`; returns how many."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -91,8 +97,7 @@ def write_seeds(target: str, dest: Path, versions: set[int] | None = None) -> in
         n += 1
 
     if target == "archive":
-        from .archive import seed_inputs
-        for name, data in seed_inputs():
+        for name, data in archive_seeds():
             put(name, data)
         return n
     if target == "elf":
@@ -269,9 +274,3 @@ def plain_import(name: str, active: bool) -> ModuleType:
         for k in _sfcheck_modules():
             del sys.modules[k]
         sys.modules.update(own)
-
-
-def add_root_to_path() -> None:
-    root = str(ROOT)
-    if root not in sys.path:
-        sys.path.append(root)  # last: an installed sfcheck wins over the checkout

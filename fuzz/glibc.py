@@ -42,8 +42,8 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.unwind.table import Row, SFrameTable
 
 from fuzz import glibc_walk, mutator  # noqa: E402
+from fuzz.differential import Recorder  # noqa: E402
 from fuzz.libsframe import (  # noqa: E402
-    Recorder,
     Worker,
     lib_from_argv,
     probe_pcs,
@@ -217,7 +217,7 @@ def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
 
 def process_findings(job, findings, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
     """Minimise each recorded key against the library, as the model harnesses do."""
-    from .reader_models import keyed_rows
+    from .differential import keyed_rows
     lib = next((a.split("=", 1)[1] for a in job.argv if a.startswith("--glibc=")), None)
     if lib is None:
         return []

@@ -18,7 +18,6 @@ Without --libsframe only the sfcheck side runs (regression replay).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import select
@@ -26,7 +25,6 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +44,7 @@ with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.unwind.table import Row
 
 from fuzz import mutator  # noqa: E402
+from fuzz.differential import Recorder, keyed_rows  # noqa: E402
 
 ERRNAMES = {2000: "VERSION_INVAL", 2001: "NOMEM", 2002: "INVAL", 2003: "BUF_INVAL",
             2004: "DCTX_INVAL", 2005: "ECTX_INVAL", 2006: "FDE_INVAL", 2007: "FRE_INVAL",
@@ -251,33 +250,6 @@ def compare(data: bytes, reply: tuple, errors: list[str], h: Header | None,
     return keys
 
 
-# -- recording ----------------------------------------------------------------------------
-
-
-class Recorder:
-    def __init__(self, directory: str | None, lib: str) -> None:
-        self.dir = Path(directory) if directory else None
-        self.lib = lib
-        self.best: dict[str, tuple[int, int]] = {}  # key -> (number of keys, size)
-        self.t0 = time.monotonic()
-
-    def note(self, kind: str, key: str, data: bytes, score: int = 0, detail: str = "") -> None:
-        full = f"{kind}:{key}" if kind not in key.split(":", 1)[0] else key
-        rank = (score, len(data))
-        old = self.best.get(full)
-        if old is not None and old <= rank:
-            return
-        self.best[full] = rank
-        if self.dir is not None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            name = common.slug(full)
-            (self.dir / f"{name}.bin").write_bytes(data)
-            (self.dir / f"{name}.json").write_text(json.dumps(
-                {"key": full, "kind": kind, "lib": self.lib, "detail": detail}))
-        print(f"#sfdiff kind={kind} key={full} len={len(data)} "
-              f"t={time.monotonic() - self.t0:.2f}", file=sys.stderr, flush=True)
-
-
 def start_worker(worker_cls: Callable[[str], Worker], lib: str | None
           ) -> tuple[Worker | None, Recorder]:
     """The worker for `lib` (none without one) and the recorder of its findings."""
@@ -357,7 +329,6 @@ def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
 
 def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
     """Minimise each recorded key against the library; rows for the report."""
-    from .reader_models import keyed_rows
     lib = next((a.split("=", 1)[1] for a in job.argv if a.startswith("--libsframe=")), None)
     if lib is None:
         return []

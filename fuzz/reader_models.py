@@ -11,7 +11,6 @@ harness. The campaign report lists each key with its time to first find.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 VMA = 0x400000
@@ -74,7 +73,7 @@ def harness(target: str, fuzzing: bool):  # type: ignore[no-untyped-def]
     with common.instrumented_imports(fuzzing):
         from sfcheck.readers import compare  # noqa: F401
     from . import mutator
-    from .libsframe import Recorder
+    from .differential import Recorder
     test = Harness(target, Recorder(os.environ.get("SFCHECK_FUZZ_FINDINGS"), target))
 
     def custom_mutator(data: bytes, max_size: int, seed: int) -> bytes:
@@ -96,47 +95,6 @@ class Harness:
                 self.recorder.note(k.split(":", 1)[0], k, data)
 
 
-def first_found(job) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """Key -> seconds from the job's start to its first `#sfdiff` line (the runner records
-    them as `<kind>:<key>`, and keys start with their kind)."""
-    first: dict[str, float] = {}
-    for t, sig, _n in job.findings:
-        kind, _, rest = sig.partition(":")
-        key = rest if rest.startswith(kind + ":") else sig
-        first[key] = min(first.get(key, t), t)
-    return first
-
-
-def keyed_rows(job, findings: Path, budget: float, keys_of,  # type: ignore[no-untyped-def]
-               describe) -> list[dict]:
-    """Replay and minimise each recorded key of a differential harness while `keys_of`
-    still gives it; `describe(key)` adds the row's status (and note)."""
-    from .minimize import minimize
-    first = first_found(job)
-    rows = []
-    files = sorted(findings.glob("*.json"))
-    per = max(2.0, budget / max(1, len(files)))
-    for meta_path in files:
-        key = json.loads(meta_path.read_text())["key"]
-        data = meta_path.with_suffix(".bin").read_bytes()
-
-        def keep(d: bytes, key: str = key) -> bool:
-            return key in keys_of(d)
-
-        row = {"target": job.target, "label": job.label, "signature": key, "size": len(data),
-               "input": str(meta_path.with_suffix(".bin")),
-               "first_s": round(first.get(key, -1.0), 1)}
-        if not keep(data):
-            rows.append(row | {"status": "not reproducible", "reproducer": row["input"]})
-            continue
-        small = minimize(data, keep, per)
-        dest = meta_path.with_suffix(".min.bin")
-        dest.write_bytes(small)
-        rows.append(row | describe(key) | {"min_size": len(small), "reproducer": str(dest),
-                                           "hex": small.hex() if len(small) <= 160 else ""})
-    return rows
-
-
 def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type: ignore[no-untyped-def]
     """Minimise each recorded key against the model; rows with the time to first find."""
     table = known(job.target)
@@ -146,4 +104,5 @@ def process_findings(job, findings: Path, budget: float) -> list[dict]:  # type:
         return {"status": "known" if cause in table else "reader",
                 "note": f"`{key}`: {table.get(cause, 'not in the known list')}"}
 
+    from .differential import keyed_rows
     return keyed_rows(job, findings, budget, lambda d: keys(job.target, d), describe)

@@ -12,7 +12,8 @@ from .elf.model import Buffer, FuncSymbol, addresses
 from .elf.symbols import FuncSymbols
 from .errors import ElfError
 from .format.model import Header
-from .profiles import PROFILES, Profile
+from .profiles import STRICT, Profile
+from .profiles import get as get_profile
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
@@ -35,11 +36,13 @@ class Options(Record):
     __slots__ = ("enable", "disable", "require_sframe", "profile")
 
     def __init__(self, enable: set[str] | None = None, disable: set[str] | None = None,
-                 require_sframe: bool = False, profile: str = "strict") -> None:
+                 require_sframe: bool = False, profile: Profile | str = STRICT) -> None:
         self.enable = set() if enable is None else enable  # rule IDs or groups switched on
         self.disable = set() if disable is None else disable  # rule IDs or groups switched off
         self.require_sframe = require_sframe
-        self.profile = profile  # a consumer profile name (sfcheck.profiles)
+        # The consumer profile (sfcheck.profiles). The command line passes the object; a
+        # name from an API caller is looked up here, once (ValueError if unknown).
+        self.profile: Profile = profile if isinstance(profile, Profile) else get_profile(profile)
 
     def enabled(self, rule: Rule) -> bool:
         if rule.id in self.enable:
@@ -55,12 +58,10 @@ class Options(Record):
 
                 raise ValueError(f"unknown rule or group: {name}"
                                  + did_you_mean(name, [*GROUPS, *RULES]))
-        if self.profile not in PROFILES:
-            raise ValueError(f"unknown profile: {self.profile} (one of {', '.join(PROFILES)})")
 
     def severity_for(self, rule: Rule, severity: Severity) -> Severity | None:
         """The selected profile's severity for a finding (None: not reported)."""
-        return PROFILES[self.profile].severity(rule.id, severity)
+        return self.profile.severity(rule.id, severity)
 
 
 class SectionStats(Record):
@@ -100,10 +101,10 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
     else:
         header = check_section(ctx)
         if header is not None:
-            check_consumer(ctx, PROFILES[options.profile], header)
+            check_consumer(ctx, options.profile, header)
         check_section_defects(ctx, header)
     ctx.finish()
-    result.findings = with_effects(ctx.findings, PROFILES[options.profile])
+    result.findings = with_effects(ctx.findings, options.profile)
     result.sections.append(_summary(name, vma, data, header))
     return result
 
@@ -152,7 +153,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
         return result  # elf-no-sframe is sfcheck's gate: no reader effect
-    profile = PROFILES[options.profile]
+    profile = options.profile
     relocatable = info.e_type == "ET_REL"
     severity_for = options.severity_for
     objects = relocatable and runtime_only(profile)

@@ -90,7 +90,7 @@ class Override(Record, frozen=True):
         self.source = source
 
 
-class Profile(Record, frozen=True, eq=False):
+class Profile(Record, frozen=True, eq=False, shown=("name",)):  # repr: a name, not its facts
     __slots__ = ("name", "title", "reader", "sources", "versions", "required_flags",
                  "ignores_fdeoff", "ignores_freoff", "rejects_auxhdr", "rejects_empty",
                  "increasing_starts", "one_text_segment", "consumer", "overrides", "notes",

@@ -9,7 +9,7 @@ import random
 import tarfile
 from collections import Counter
 
-from fuzz import archive, tarlies  # conftest makes fuzz/ importable, not the checkout
+from fuzz import archive, common, tarlies  # conftest makes fuzz/ importable, not the checkout
 from sfcheck.inputs import ArchiveError, Limits
 from sfcheck.inputs.expand import stream_members
 from sfcheck.result import Skipped
@@ -29,7 +29,7 @@ def _refusal(data: bytes, kind: str) -> str | None:
 
 
 def test_tar_lies_reach_every_new_refusal_and_keep_the_harness_property() -> None:
-    seeds = dict(archive.seed_inputs())
+    seeds = dict(common.archive_seeds())
     seen: Counter[str] = Counter()
     for name in ("tar", "tgz", "txz", "deb", "nested"):
         for k in range(150):
@@ -45,7 +45,7 @@ def test_tar_lies_reach_every_new_refusal_and_keep_the_harness_property() -> Non
 
 
 def test_lies_are_deterministic_and_the_checksum_is_right() -> None:
-    seed = dict(archive.seed_inputs())["tar"]
+    seed = dict(common.archive_seeds())["tar"]
     for k in range(40):
         assert tarlies.mutate(seed, random.Random(k)) == tarlies.mutate(seed, random.Random(k))
     block = tarlies.header(b"x", -1, b"0")

@@ -298,6 +298,23 @@ def test_options_validate_profile() -> None:
         Options(profile="musl").validate()
 
 
+def test_the_checker_reads_the_profile_object_the_options_hold() -> None:
+    """Options holds a Profile, looked up once where a name comes in: the checker judges
+    by that object's facts, never by looking its name up again."""
+    kernel = PROFILES["kernel"]
+    takes_v2 = replace(kernel, versions=frozenset({2, 3}))  # same name, other facts
+    v2 = encode(section(2))
+    assert K.VERSION.id in errors(v2, "kernel")
+    got = check_section_bytes(v2, options=Options(profile=takes_v2)).findings
+    assert K.VERSION.id not in {f.rule for f in got}
+    so = CORPUS / "v3" / "libcorpus.so"
+    takes_v2_only = replace(kernel, versions=frozenset({2}))
+    assert K.VERSION.id not in {f.rule for f in check_elf(so, options=Options(
+        profile=kernel, **NO_SEMANTIC)).findings}
+    assert K.VERSION.id in {f.rule for f in check_elf(so, options=Options(
+        profile=takes_v2_only, **NO_SEMANTIC)).findings}
+
+
 # Real corpus files.
 def linked(pattern: str) -> list[Path]:
     """Linked ELF files (executables and .so), not the recorded tool outputs beside them."""

@@ -16,6 +16,7 @@ from sfcheck.integrations.rpmlint_map import (
     issues,
     settings,
 )
+from sfcheck.profiles import PROFILES
 from sfcheck.result import FileResult, Finding, Location, Severity
 from sfcheck.rules import RULES
 
@@ -26,7 +27,8 @@ def test_defaults_without_a_table() -> None:
     s = settings({})
     assert (s.show, s.max_per_rule) == (Severity.WARNING, 10)
     o = s.options
-    assert (o.profile, o.enable, o.disable, o.require_sframe) == ("strict", set(), set(), False)
+    assert (o.profile, o.enable, o.disable, o.require_sframe) == (
+        PROFILES["strict"], set(), set(), False)
 
 
 def test_table_reaches_options() -> None:
@@ -35,7 +37,7 @@ def test_table_reaches_options() -> None:
                              "max-per-rule": 3}})
     o = s.options
     assert (o.profile, o.enable, o.disable, o.require_sframe) == (
-        "kernel", {"elf-no-sframe"}, {"semantic"}, True)
+        PROFILES["kernel"], {"elf-no-sframe"}, {"semantic"}, True)
     assert (s.show, s.max_per_rule) == (Severity.ERROR, 3)
 
 

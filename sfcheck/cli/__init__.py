@@ -9,6 +9,7 @@ The engines they drive (scan, dump, unwind, proc) hold no argparse code.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -23,6 +24,11 @@ from .args import Formatter
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
 
 SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc", "survey")
+# command -> (its module in this package, the function adding its parser), in --help's order
+PARSERS = {"dump": ("dump", "add_parser"), "check": ("check", "add_parser"),
+           "rules": ("catalogue", "add_rules"), "explain": ("catalogue", "add_explain"),
+           "profiles": ("catalogue", "add_profiles"), "unwind": ("unwind", "add_parser"),
+           "proc": ("proc", "add_parser"), "survey": ("survey", "add_parser")}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -40,60 +46,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sfcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
                                 help="the command (`sfcheck FILE...` means `check`)")
-    builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
-                "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
-                "proc": _add_proc, "survey": _add_survey}
-    for name in builders if command is None else (command,):  # --help lists them in this order
-        builders[name](sub)
+    for name in PARSERS if command is None else (command,):  # --help lists them in this order
+        module, add = PARSERS[name]
+        getattr(importlib.import_module(f".{module}", __name__), add)(sub)
     return parser
-
-
-def _add_check(sub: argparse._SubParsersAction) -> None:
-    from .check import add_parser
-
-    add_parser(sub)
-
-
-def _add_survey(sub: argparse._SubParsersAction) -> None:
-    from .survey import add_parser
-
-    add_parser(sub)
-
-
-def _add_dump(sub: argparse._SubParsersAction) -> None:
-    from .dump import add_parser
-
-    add_parser(sub)
-
-
-def _add_rules(sub: argparse._SubParsersAction) -> None:
-    from .catalogue import add_rules
-
-    add_rules(sub)
-
-
-def _add_explain(sub: argparse._SubParsersAction) -> None:
-    from .catalogue import add_explain
-
-    add_explain(sub)
-
-
-def _add_profiles(sub: argparse._SubParsersAction) -> None:
-    from .catalogue import add_profiles
-
-    add_profiles(sub)
-
-
-def _add_unwind(sub: argparse._SubParsersAction) -> None:
-    from .unwind import add_parser
-
-    add_parser(sub)
-
-
-def _add_proc(sub: argparse._SubParsersAction) -> None:
-    from .proc import add_parser
-
-    add_parser(sub)
 
 
 def suggest_command(word: str) -> str | None:

@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from ..checker import Options
     from ..fileio import InputFileError
     from ..inputs import Limits, read_path_list
+    from ..profiles import get as get_profile
     from ..result import Severity
     from ..scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
 
@@ -108,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
         from ..waivers import WaiverError, apply_waivers, load_waivers
     else:
         WaiverError = ValueError  # noqa: N806  (load_waivers is not called: nothing to catch)
-    options = Options(enable=set(args.enable), disable=set(args.disable),
-                      require_sframe=args.require_sframe, profile=args.profile)
     try:
+        # The profile is looked up once, here: the checker is given the object.
+        options = Options(enable=set(args.enable), disable=set(args.disable),
+                          require_sframe=args.require_sframe, profile=get_profile(args.profile))
         options.validate()
         waivers = load_waivers(args.waivers) if args.waivers else []
         limits = Limits(args.max_archive_bytes, args.max_archive_members)

@@ -2,7 +2,10 @@
 
 `add_parser(subparsers)` registers the command; `run` returns 0 (walk ended normally),
 1 (walk ended with an error-type reason: bad data, unreadable memory, CFA not moving up,
-...) or 2 (usage error, unreadable core).
+...) or 2 (usage error, unreadable core). The walk itself is sfcheck.unwind's; its text and
+JSON reports (modules by PC, symbols, stop reasons, the summary) are here, their only user,
+which makes this module some 400 lines. `python -m sfcheck.cli.unwind --core ...` runs the
+command alone (main).
 """
 
 from __future__ import annotations

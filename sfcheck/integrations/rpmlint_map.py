@@ -78,7 +78,7 @@ def settings(configuration: Mapping[str, object]) -> Settings:
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ConfigError(f"[{TABLE}] max-per-rule must be a whole number >= 1")
     options = Options(enable=_names(table, "enable"), disable=_names(table, "disable"),
-                      require_sframe=require, profile=str(profile))
+                      require_sframe=require, profile=PROFILES[profile])
     try:
         options.validate()
     except ValueError as exc:

@@ -1,7 +1,8 @@
-"""Stack unwinding with SFrame data alone: tables, memory models, the walk, `sfcheck unwind`.
+"""Stack unwinding with SFrame data alone: tables, memory models, the walk (the command,
+`sfcheck unwind`, is sfcheck/cli/unwind.py).
 
-Names load on first use (PEP 562): `sfcheck --help` and `sfcheck FILE` build the
-`unwind` subcommand's parser without importing the unwinder or pyelftools.
+Names load on first use (PEP 562): importing the package loads neither the unwinder nor
+pyelftools until a name from them is asked for.
 """
 
 from __future__ import annotations
