@@ -20,7 +20,7 @@ Without gcc or the toolchains, `--synthetic` sections from the project's encoder
 minimal ELF wrapper stand in (structure only: no .eh_frame, no symbols).
 
 and in-process: the decoder alone (every FDE and FRE decoded) and the unwinder
-(frames/s of sfcheck.unwind.bench; PC lookups/s on the largest section). It
+(frames/s of bench/unwind_bench.py; PC lookups/s on the largest section). It
 prints a table of ns/FRE, peak RSS and the sfcheck / readelf ratios, the cost
 curve over the synthetic sizes (and a PNG of it when matplotlib is installed)
 and, with --out, writes the same as Markdown.
@@ -409,7 +409,7 @@ def _best_of(fn: Callable[[], object], reps: int) -> float:
 
 
 def unwinder_rates(inp: Input | None) -> dict[str, float]:
-    from sfcheck.unwind.bench import run as unwind_bench
+    from bench.unwind_bench import run as unwind_bench
     from sfcheck.unwind.table import SFrameTable
 
     out = {"frames_per_s": unwind_bench(depth=500, runs=40)["frames_per_s"]}
@@ -746,7 +746,7 @@ def render(a: argparse.Namespace, results: list[Result], unwind: dict, floor: fl
     out += ["", "## All measurements", ""] + table_rows(results)
     out += ["", "## Cost curve", ""] + curve_rows(results)
     out += ["", "## Unwinder", "",
-            f"- {unwind['frames_per_s']:,.0f} frames/s (sfcheck.unwind.bench: 500-frame "
+            f"- {unwind['frames_per_s']:,.0f} frames/s (bench/unwind_bench.py: 500-frame "
             "stack, warm FDE cache)"]
     if "lookups_per_s" in unwind:
         out.append(f"- {unwind['lookups_per_s']:,.0f} PC lookups/s, cold, on "

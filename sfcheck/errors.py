@@ -1,7 +1,12 @@
 """The project's own exception types.
 
-Every failure caused by input data is one of these, so callers (the CLI, the
-fuzz harnesses) can tell "bad input" from "bug in sfcheck".
+Every failure caused by input data is a SfcheckError (these, or a subclass beside the
+reader that raises it: dwarf's LebError, EhFrameError and CfiError, procfs.ProcError,
+filesnap.SnapshotError, ...), so callers (the CLI, the fuzz harnesses) can tell "bad
+input" from "bug in sfcheck". The only other exception classes are signals that never
+leave their module (a work bound reached, a step that cannot be taken) and the reader
+models' outcomes; tests/test_error_model.py lists them and fails on any new class that is
+neither.
 """
 
 from __future__ import annotations

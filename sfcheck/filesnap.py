@@ -16,13 +16,15 @@ import mmap
 import os
 import stat
 
+from .errors import SfcheckError
+
 # The copy lives in memory (tmpfs) while the object is examined: a bound on that.
 MAX_SNAPSHOT = 1 << 30
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL
 _CHUNK = 1 << 24
 
 
-class SnapshotError(Exception):
+class SnapshotError(SfcheckError):
     """The file cannot be copied consistently; `message` is one line for the user."""
 
     def __init__(self, message: str) -> None:

@@ -12,6 +12,7 @@ import os
 import struct
 from dataclasses import dataclass
 
+from .errors import SfcheckError
 from .filesnap import SnapshotError, snapshot_fd
 
 PF_KTHREAD = 0x00200000  # include/linux/sched.h: the task is a kernel thread
@@ -19,7 +20,7 @@ DELETED = " (deleted)"  # what the kernel appends to the path of an unlinked fil
 _OPEN = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 
 
-class ProcError(Exception):
+class ProcError(SfcheckError):
     """The process cannot be read (gone, not permitted, no memory): a one-line error."""
 
 

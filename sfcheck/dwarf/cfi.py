@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from itertools import repeat, tee
 from operator import add, and_, lshift, lt, sub
 
+from ..errors import SfcheckError
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
 from . import ehframe as E
@@ -33,7 +34,7 @@ from .expr import parse_expr
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
 
 
-class CfiError(Exception):
+class CfiError(SfcheckError):
     """`.eh_frame` could not be decoded."""
 
 

@@ -22,6 +22,7 @@ import struct
 from array import array
 from collections.abc import Callable
 
+from ..errors import SfcheckError
 from ..record import NamedTuple
 from .leb128 import LebError, leb128
 
@@ -41,7 +42,7 @@ MAX_FILE_OPS = 1 << 24
 MAX_FILE_ROWS = 1 << 21
 
 
-class EhFrameError(Exception):
+class EhFrameError(SfcheckError):
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(f"{message} (at .eh_frame+{offset:#x})")
         self.offset = offset

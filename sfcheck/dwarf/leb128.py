@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..errors import SfcheckError
+
 MAX_SHIFT = 70  # more than 11 bytes is no number a DWARF writer produces
 
 
-class LebError(ValueError):
+class LebError(SfcheckError):
     """The number is cut short by `end` (`cut`), or longer than any real writer's."""
 
     def __init__(self, cut: bool, pos: int) -> None:

@@ -68,7 +68,6 @@ class Phdr(Record, frozen=True):
         self.vaddr, self.filesz, self.memsz = vaddr, filesz, memsz
 
 
-
 class ElfFile:
     """One ELF file's bytes (a buffer, or a FileView read at offsets) and its decoded ELF
     header; the section and program header tables are decoded on request."""

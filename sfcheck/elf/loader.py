@@ -10,7 +10,7 @@ in :mod:`sfcheck.elf.headers`, relocations in :mod:`sfcheck.elf.relocations`, sy
 tables in :mod:`sfcheck.elf.symbols`.
 
 Input is untrusted: every failure becomes an :class:`ElfError`.  The file is
-mapped or used in place, never read whole: only the header tables and the
+read at offsets or used in place, never read whole: only the header tables and the
 sections needed are copied out, each bounded (``MAX_SECTION_BYTES``), as are
 the SFrame sections per file, the symbols read and the bytes of each name.
 """
@@ -135,6 +135,11 @@ def load_elf(
 
 class _Loader(ElfFile):
     """One load_elf() call: the file and its header tables, and what is found in them."""
+
+    # Set by load() once the header tables are read.
+    is_rel: bool
+    relocator: Relocator
+    text_ranges: list[TextRange]
 
     def _layout(self, shdrs: list[Shdr], is_rel: bool) -> dict[int, int]:
         """Section index -> address: the file's own, or distinct synthetic ones in a .o."""

@@ -1,7 +1,7 @@
-"""Symbol tables: function symbols for naming code in findings, read column-wise on first
-use (FuncSymbols), and single entries by index for relocations (SymbolEntries). Both read
-the same bytes, which the loader copies once per table (elf.headers.ElfFile.symbol_table),
-in the one entry layout of ``entry_format``."""
+"""Symbol tables: the function symbols that name code in findings, read column-wise on
+first use (FuncSymbols), and the entry layout (``entry_format``) that the relocations also
+read single symbols by. Both read the same bytes, copied once per table per file
+(elf.headers.ElfFile.symbol_table)."""
 
 from __future__ import annotations
 
@@ -28,21 +28,8 @@ def entry_size(is64: bool) -> int:
     return 24 if is64 else 16
 
 
-class SymbolEntries:
-    """One symbol table read an entry at a time, by index (as a relocation names its
-    symbol): any symbol type, section symbols included."""
-
-    __slots__ = ("_raw", "_is64", "_unpack", "count")
-
-    def __init__(self, raw: bytes, order: str, is64: bool) -> None:
-        self._raw, self._is64 = raw, is64
-        self._unpack = struct.Struct(entry_format(order, is64)).unpack_from
-        self.count = len(raw) // entry_size(is64)
-
-    def value_and_section(self, index: int) -> tuple[int, int]:
-        """(st_value, st_shndx) of entry `index` (below `count`)."""
-        fields = self._unpack(self._raw, index * entry_size(self._is64))
-        return (fields[4], fields[3]) if self._is64 else (fields[1], fields[5])
+# (st_value, st_shndx) out of an entry_format tuple, by class (64-bit or not)
+VALUE_AND_SECTION = {True: itemgetter(4, 3), False: itemgetter(1, 5)}
 
 
 def string_at(table: bytes, off: int) -> str:

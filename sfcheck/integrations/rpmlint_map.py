@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from ..checker import Options
+from ..errors import SfcheckError
 from ..profiles import PROFILES
 from ..report.escape import escape
 from ..result import FileResult, Finding, Severity
@@ -27,7 +28,7 @@ TABLE = "SFrame"
 KEYS = ("profile", "enable", "disable", "require-sframe", "show", "max-per-rule")
 
 
-class ConfigError(ValueError):
+class ConfigError(SfcheckError, ValueError):
     """The [SFrame] table is wrong: rpmlint stops with this one line."""
 
 

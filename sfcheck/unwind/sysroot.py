@@ -13,10 +13,14 @@ from __future__ import annotations
 import os
 import stat
 
+from ..errors import SfcheckError
+
 MAX_LINKS = 40  # as the kernel's symlink limit (ELOOP)
 
 
-class Refused(Exception):
+class Refused(SfcheckError):
+    """A core-supplied path that would leave the sysroot; `reason` says how."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -1,4 +1,4 @@
-"""Frames per second on a deep synthetic stack: `python -m sfcheck.unwind.bench`.
+"""Frames per second on a deep synthetic stack: `python bench/unwind_bench.py`.
 
 The stack is `depth` amd64 `push %rbp` frames cycling through `funcs`
 functions of one v3 section; the innermost frame's caller chain ends at an
@@ -13,11 +13,11 @@ import argparse
 import time
 from collections.abc import Sequence
 
-from ..format import FDE, build_section, encode, fde_info, make_fre
-from ..format import constants as C
-from .memory import SparseMemory
-from .table import SFrameTable
-from .unwinder import Registers, StopReason, Unwinder
+from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.unwind.memory import SparseMemory
+from sfcheck.unwind.table import SFrameTable
+from sfcheck.unwind.unwinder import Registers, StopReason, Unwinder
 
 TEXT, VMA, STACK_TOP = 0x400000, 0x10000, 0x7FFF00000000
 FUNC_SIZE = 0x80
@@ -63,7 +63,7 @@ def run(depth: int = 500, runs: int = 200, funcs: int = 64) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sfcheck.unwind.bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python bench/unwind_bench.py", description=__doc__)
     p.add_argument("--depth", type=int, default=500)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--funcs", type=int, default=64)
