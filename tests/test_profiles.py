@@ -26,8 +26,9 @@ from sfcheck.walk.section import check_section
 from helpers import CORPUS
 from strategies import mutated_sections, sections
 
-CONSUMER_IDS = {K.VERSION.id, K.FLAGS_REQUIRED.id, K.AUXHDR.id, K.EMPTY.id, K.OFFSETS.id,
-                K.STARTS.id, K.TEXT.id} | {r.id for r in K.MODEL_RULES.values()}
+CONSUMER_IDS = ({K.READER_VERSION.id, K.READER_FLAGS.id, K.READER_AUXHDR.id, K.READER_EMPTY.id,
+                 K.READER_OFFSETS.id, K.READER_STARTS.id, K.READER_TEXT.id}
+                | {r.id for r in K.MODEL_RULES.values()})
 # The .eh_frame cross-check judges the data, not what a reader accepts: left out of the
 # corpus acceptance tests so they test the profiles alone.
 NO_SEMANTIC = {"disable": {"semantic", "defect"}}
@@ -77,26 +78,26 @@ def with_gap(version: int, gap: int = 8) -> bytes:
 
 # Sections each reader rejects: (profile, rule, section bytes).
 REJECTED = [
-    ("kernel", K.VERSION.id, encode(section(2))),
-    ("kernel", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("kernel", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("kernel", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_SORTED))),
-    ("kernel", K.AUXHDR.id, encode(section(3, auxhdr=b"\0\0\0\0"))),
-    ("kernel", K.EMPTY.id, encode(section(3, []))),
-    ("kernel", K.EMPTY.id, encode(section(3, [FDE(start=0x100, size=0x10,
+    ("kernel", K.READER_VERSION.id, encode(section(2))),
+    ("kernel", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("kernel", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("kernel", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_SORTED))),
+    ("kernel", K.READER_AUXHDR.id, encode(section(3, auxhdr=b"\0\0\0\0"))),
+    ("kernel", K.READER_EMPTY.id, encode(section(3, []))),
+    ("kernel", K.READER_EMPTY.id, encode(section(3, [FDE(start=0x100, size=0x10,
                                                    info=fde_info(C.FRE_TYPE_ADDR1))]))),
-    ("glibc-2.42", K.VERSION.id, encode(section(3))),
-    ("glibc-2.42", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("glibc-2.42", K.FLAGS_REQUIRED.id, encode(section(2, flags=0))),
-    ("glibc-2.42", K.FLAGS_REQUIRED.id, encode(section(2, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("glibc-2.42", K.OFFSETS.id, encode(section(2, fdeoff=8))),
-    ("glibc-2.42", K.OFFSETS.id, with_gap(2)),
-    ("libsframe-2.46", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("libsframe-2.46", K.FLAGS_REQUIRED.id, encode(section(2, flags=C.F_FDE_SORTED))),
-    ("libsframe-2.46", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("llvm-22", K.VERSION.id, encode(section(3))),
-    ("llvm-22", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("llvm-22", K.OFFSETS.id, with_gap(2)),
+    ("glibc-2.42", K.READER_VERSION.id, encode(section(3))),
+    ("glibc-2.42", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("glibc-2.42", K.READER_FLAGS.id, encode(section(2, flags=0))),
+    ("glibc-2.42", K.READER_FLAGS.id, encode(section(2, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("glibc-2.42", K.READER_OFFSETS.id, encode(section(2, fdeoff=8))),
+    ("glibc-2.42", K.READER_OFFSETS.id, with_gap(2)),
+    ("libsframe-2.46", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("libsframe-2.46", K.READER_FLAGS.id, encode(section(2, flags=C.F_FDE_SORTED))),
+    ("libsframe-2.46", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("llvm-22", K.READER_VERSION.id, encode(section(3))),
+    ("llvm-22", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("llvm-22", K.READER_OFFSETS.id, with_gap(2)),
 ]
 
 
@@ -142,19 +143,19 @@ def test_duplicate_function_starts_kernel_only() -> None:
                 fres=(make_fre(0, [8]),))]
     data = encode(section(3, fdes))
     assert errors(data, "strict") == set()
-    got = [f for f in findings(data, "kernel") if f.rule == K.STARTS.id]
+    got = [f for f in findings(data, "kernel") if f.rule == K.READER_STARTS.id]
     assert len(got) == 1 and got[0].location.fde == 1
-    assert K.STARTS.id not in by_rule(data, "libsframe-2.46")
+    assert K.READER_STARTS.id not in by_rule(data, "libsframe-2.46")
 
 
 def test_relocatable_files_are_not_held_to_runtime_flags() -> None:
     obj = CORPUS / "v3" / "lib.o"
     res = check_elf(obj, options=Options(profile="kernel", **NO_SEMANTIC))
     assert res.error is None and res.sections
-    assert K.FLAGS_REQUIRED.id not in {f.rule for f in res.findings}
+    assert K.READER_FLAGS.id not in {f.rule for f in res.findings}
     # the same header bytes as a bare section (not known to be a .o) are held to them
     raw = load_elf(obj).sections[0].data
-    assert by_rule(raw, "kernel").get(K.FLAGS_REQUIRED.id) == Severity.ERROR
+    assert by_rule(raw, "kernel").get(K.READER_FLAGS.id) == Severity.ERROR
 
 
 def test_text_segments_kernel() -> None:
@@ -167,7 +168,7 @@ def test_text_segments_kernel() -> None:
         h = check_section(ctx)
         assert h is not None and ctx.ranges
         K.check_consumer(ctx, PROFILES[profile], h, replace(info, load_segments=segments))
-        return [f for f in ctx.findings if f.rule == K.TEXT.id]
+        return [f for f in ctx.findings if f.rule == K.READER_TEXT.id]
 
     assert run(info.load_segments, "kernel") == []
     text = next(s for s in info.load_segments if s.flags & 1)
@@ -248,7 +249,7 @@ def test_suppressed_rule_is_reported_once() -> None:
     data = encode(section(2, flags=C.F_FDE_SORTED, fdeoff=8))
     assert by_rule(data).get("layout-fdeoff-nonzero") == Severity.WARNING
     under = by_rule(data, "glibc-2.42")
-    assert "layout-fdeoff-nonzero" not in under and under[K.OFFSETS.id] == Severity.ERROR
+    assert "layout-fdeoff-nonzero" not in under and under[K.READER_OFFSETS.id] == Severity.ERROR
 
 
 def test_suppressed_findings_are_not_counted() -> None:
@@ -277,7 +278,7 @@ def test_profiles_are_documented() -> None:
             assert o.why and o.source
         if name != "strict":
             assert p.sources and all(f.source for f in p.consumer.values())
-            assert K.VERSION.id in p.consumer
+            assert K.READER_VERSION.id in p.consumer
     for rid in CONSUMER_IDS:
         assert RULES[rid].group in ("header", "layout", "fde", "fre", "elf")
         assert any(rid in p.consumer for p in PROFILES.values()), f"{rid} used by no profile"
@@ -317,16 +318,16 @@ def test_v3_corpus_kernel_accepts_glibc_llvm_reject(path: Path) -> None:
     assert rules_with(path, "kernel") == set()
     assert rules_with(path, "libsframe-2.46") == set()
     for profile in ("glibc-2.42", "llvm-22"):
-        assert rules_with(path, profile) == {K.VERSION.id}
+        assert rules_with(path, profile) == {K.READER_VERSION.id}
 
 
 @pytest.mark.parametrize("path", V2_LINKED, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_v2_corpus_glibc_llvm_accept_kernel_rejects(path: Path) -> None:
     assert rules_with(path, "glibc-2.42") == set()
     assert rules_with(path, "llvm-22") == set()
-    assert rules_with(path, "kernel") == {K.VERSION.id}
+    assert rules_with(path, "kernel") == {K.READER_VERSION.id}
     # binutils 2.44 output has no PC-relative starts: libsframe 2.46 lookups misread it
-    assert rules_with(path, "libsframe-2.46") == {K.FLAGS_REQUIRED.id}
+    assert rules_with(path, "libsframe-2.46") == {K.READER_FLAGS.id}
 
 
 # CLI end to end.
@@ -362,7 +363,7 @@ def test_cli_profiles_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert "required flags (v3): FDE_SORTED|FDE_FUNC_START_PCREL" in one and "llvm" not in one
     assert main(["profiles", "musl"]) == 2
     capsys.readouterr()
-    assert main(["explain", K.FLAGS_REQUIRED.id]) == 0
+    assert main(["explain", K.READER_FLAGS.id]) == 0
     exp = capsys.readouterr().out
     assert "--profile kernel: error." in exp and "--profile glibc-2.42: error." in exp
     assert "--profile llvm-22" not in exp
@@ -422,6 +423,6 @@ def test_valid_sections_every_profile(s: Section) -> None:
         p = PROFILES[name]
         ids = _ids(data, name)
         if s.header.version not in p.versions:
-            assert set(ids) & CONSUMER_IDS == {K.VERSION.id}
+            assert set(ids) & CONSUMER_IDS == {K.READER_VERSION.id}
         else:
-            assert K.VERSION.id not in ids
+            assert K.READER_VERSION.id not in ids

@@ -104,6 +104,16 @@ STUBS_ONLY = rule(
     cross-check lists the functions as semantic-no-sframe-fde.""",
     "Build every object with --gsframe and link with the ld of the same binutils (libtool "
     "drops -B from link lines: put the toolchain first in PATH instead).")
+# Checked by rules/fre.py's check_fres with the other FRE start rules.
+FRE_START_AT_SIZE = rule(
+    "defect-fre-start-at-size", "defect", "warning",
+    "FRE starts exactly at the end of its function",
+    """gas emits an FRE whose start equals the function size when a CFI directive follows the
+    last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
+    it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
+    aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
+    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
+    "Nothing to do; the row is unused (a gas fix drops such rows).")
 # What a raw-copied section's wrong starts make the cross-check say.
 _SEMANTIC = ("semantic-cfa-mismatch", "semantic-ra-mismatch", "semantic-fp-mismatch",
              "semantic-no-eh-frame-fde", "semantic-no-sframe-fde")

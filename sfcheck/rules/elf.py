@@ -12,8 +12,22 @@ from ..result import Severity
 from ..walk.context import SectionContext, range_columns
 from ..wording import plural
 from .defect import check_discarded
-from .registry import rule
+from .registry import PROFILE_ONLY, rule
 
+READER_TEXT = rule(
+    "elf-text-segments", "elf", "error", "FDEs start in more than one executable segment",
+    f"""The kernel registers a PT_GNU_SFRAME section once per executable PT_LOAD, with that
+    segment as the text range, and rejects function starts outside it; with
+    CONFIG_SFRAME_VALIDATION every registration then fails. {PROFILE_ONLY}""",
+    "Link the code with SFrame data into one executable segment.")
+TEXT_COVERAGE = rule(
+    "elf-text-coverage", "elf", "info", "executable bytes no FDE covers",
+    """For each executable PT_LOAD segment, the bytes outside every FDE's [start, start +
+    size): a sample taken there cannot be unwound with SFrame (the kernel falls back to
+    frame pointers, glibc's backtrace to DWARF). Alignment padding between functions is
+    counted too, so 100% is rare even for complete data; large or many ranges point to
+    functions gas skipped or code without CFI.""",
+    "Check gas's warnings for skipped FDEs; add CFI to hand-written assembly.")
 NO_SFRAME = rule(
     "elf-no-sframe", "elf", "info", "no SFrame section",
     """The file has no .sframe section (built without -Wa,--gsframe, or its SFrame data was

@@ -17,8 +17,52 @@ from ..format import constants as C
 from ..format.abi import has_pauth
 from ..format.model import FDE, Header
 from ..result import Severity
-from .registry import rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_STARTS = rule(
+    "fde-start-duplicate", "fde", "error", "two FDEs start at the same address",
+    f"""Sorted tables may hold equal starts for strict sfcheck, but the kernel's
+    CONFIG_SFRAME_VALIDATION pass requires strictly increasing function starts and rejects
+    the section. {PROFILE_ONLY}""",
+    "Keep one FDE per function start.")
+MODEL_WRONG_ROW = rule(
+    "fde-reader-wrong-row", "fde", "error", "reader answers a lookup with the wrong row",
+    f"""At this PC the reader returns other CFA/RA/FP rules than the section says (an
+    unsorted table searched as sorted, a PCMASK test compiled out, offsets read unsigned,
+    FREs out of order): it silently mis-unwinds. {MODEL_ONLY}""",
+    "Write sorted FDEs, increasing FRE starts and 4-byte offsets where a narrower unsigned "
+    "read would change the value; or use a fixed reader.")
+MODEL_UNINIT = rule(
+    "fde-reader-uninit", "fde", "error", "reader's lookup reads an uninitialised variable",
+    f"""The reader's answer at this PC depends on a local variable it never set (an FDE
+    without FREs, a first FRE after the function start, an RA offset of 0): garbage on
+    kernels that do not zero-initialise the stack, a failed lookup on those that do.
+    {MODEL_ONLY}""",
+    "Give every FDE a first FRE at offset 0 and an RA rule.")
+MODEL_FAILS = rule(
+    "fde-reader-lookup-fails", "fde", "error", "reader fails a lookup the section answers",
+    f"""The reader returns an error where the section has a row for the PC; for the V3
+    series -EFAULT also removes the whole section from the process. {MODEL_ONLY}""",
+    "See the reason in the message; `sfcheck profiles NAME` lists the reader's checks.")
+MODEL_FAILS_SPEC = rule(
+    "fde-reader-lookup-fails-spec", "fde", "warning",
+    "reader fails where the format marks an outermost or signal frame",
+    f"""SFrame v3 gives an FDE without FREs a meaning (an outermost frame; with the signal
+    bit, a signal frame). The reader fails the lookup instead and the unwinder falls back
+    to frame pointers. {MODEL_ONLY}""",
+    "Nothing to fix in the section; the reader does not implement this part of v3.")
+MODEL_DIV0 = rule(
+    "fde-reader-div-zero", "fde", "error", "reader divides by zero",
+    f"""A PCMASK FDE with rep_size 0: the reader computes the PC offset modulo rep_size
+    without a check (in the kernel: a division-by-zero oops). {MODEL_ONLY}""",
+    "Write the PLT entry size in rep_size.")
+MODEL_GAP_ROW = rule(
+    "fde-reader-gap-row", "fde", "warning", "reader unwinds a PC that no function holds",
+    f"""No FDE covers this PC (a gap between functions, past the last one, below the
+    first), yet the reader answers with a row, reads an uninitialised pointer or reads
+    outside the section. It matters only if code without an FDE runs there (alignment
+    padding never does). {MODEL_ONLY}""",
+    "Emit FDEs for all code (or accept it: padding never runs).")
 FRE_TYPE = rule(
     "fde-fre-type", "fde", "error", "FRE type is not ADDR1, ADDR2 or ADDR4",
     """The low 4 bits of the FDE info byte pick the FRE start-address size: 0, 1 or 2. Any other

@@ -20,8 +20,29 @@ from ..format import constants as C
 from ..format.abi import has_pauth, max_reg
 from ..format.datawords import cfa_offset
 from ..format.model import FDE, FRE, Header
-from .registry import rule
+from .defect import FRE_START_AT_SIZE
+from .registry import MODEL_ONLY, rule
 
+MODEL_WALK_LOOPS = rule(
+    "fre-reader-walk-loops", "fre", "error", "reader's walker repeats a frame",
+    f"""A row whose CFA does not move above the stack pointer: a walker with no
+    CFA-direction check and no frame cap repeats the frame until its buffer is full.
+    {MODEL_ONLY}""",
+    "CFA offsets from SP are positive in every real ABI.")
+MODEL_WALK_WARN = rule(
+    "fre-reader-warn", "fre", "error", "reader's walker hits a kernel warning",
+    f"""A flex FRE whose RA or FP control word is non-zero without reg_p or deref_p gives
+    the rule "CFA + offset" (not a load); the V3 walker (unwind_user_next_common) has no case
+    for it and executes WARN_ON_ONCE: a kernel warning any process can trigger with its own
+    .sframe (a panic on panic_on_warn systems). {MODEL_ONLY}""",
+    "Set deref_p for a saved register (a CFA-relative slot), or reg_p for a register.")
+MODEL_WALK_STOPS = rule(
+    "fre-reader-walk-stops", "fre", "warning", "reader's unwind guard ends the walk at a row",
+    f"""The V3 walker accepts a row only if the new CFA is strictly above the SP (equal
+    only in the topmost frame) and word-aligned, and reads registers other than SP/FP only
+    in the topmost frame; a row that fails a guard ends the trace when it is met in a
+    deeper frame. {MODEL_ONLY}""",
+    "Expected for DRAP prologues (CFA in another register); otherwise check the CFA offset.")
 SIZE_CODE = rule(
     "fre-size-code", "fre", "error", "FRE data-word size code 3",
     """Bits 5-6 of fre_info give the data-word size: 0, 1, 2 for 1, 2, 4 bytes; 3 is invalid.
@@ -57,16 +78,6 @@ START_BEYOND = rule(
     libsframe asserts start <= size while dumping. A size-0 function with one row at 0 is real
     gas output and valid.""",
     "Fix the function size or drop the row.")
-# A known gas quirk, so it lives in the defect group (rules/defect.py reads the same way).
-START_AT_SIZE = rule(
-    "defect-fre-start-at-size", "defect", "warning",
-    "FRE starts exactly at the end of its function",
-    """gas emits an FRE whose start equals the function size when a CFI directive follows the
-    last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
-    it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
-    aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
-    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
-    "Nothing to do; the row is unused (a gas fix drops such rows).")
 START_BEYOND_REP = rule(
     "fre-start-beyond-rep", "fre", "error", "PCMASK FRE starts beyond the repeated block",
     """In a PCMASK FDE the start is an offset within the rep_size-byte block; a start >=
@@ -205,7 +216,7 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
                 ctx.emit(START_BEYOND, f"start {start:#x} > function size {size:#x}",
                          **floc())
             else:  # start == size != 0
-                ctx.emit(START_AT_SIZE, f"start {start:#x} == function size", **floc())
+                ctx.emit(FRE_START_AT_SIZE, f"start {start:#x} == function size", **floc())
         if flex:
             _check_flex(ctx, fre, regs, floc)
         elif not info & C.FRE_INFO_COUNT:  # no data words

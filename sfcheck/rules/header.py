@@ -7,8 +7,36 @@ from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import byte_order, decode_header
 from ..format.model import Header
-from .registry import rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_VERSION = rule(
+    "header-version-unsupported", "header", "error", "SFrame version not read by the reader",
+    f"""Each reader decodes a fixed set of versions: the kernel V3 series only v3, glibc 2.42
+    and LLVM 22 only v2, libsframe 2.46 v2 and v3. Any other version is rejected before the
+    FDEs are read. {PROFILE_ONLY}""",
+    "Rebuild with the toolchain that emits the version the reader takes.")
+READER_FLAGS = rule(
+    "header-flags-required", "header", "error", "header lacks a flag the reader needs",
+    f"""The kernel needs FDE_SORTED and FDE_FUNC_START_PCREL; glibc 2.42 and libsframe's
+    sframe_find_fre binary-search only sorted tables; libsframe 2.46 computes PC-relative
+    starts whatever the flags. Not applied to .o files, which only linkers read. {PROFILE_ONLY}""",
+    "Link with GNU ld (it sorts and sets FDE_SORTED); use binutils 2.45+ for PC-relative "
+    "starts.")
+READER_AUXHDR = rule(
+    "header-auxhdr-rejected", "header", "error", "reader rejects an auxiliary header",
+    f"""sfh_auxhdr_len must be 0 for the kernel, which refuses to register the section
+    otherwise. {PROFILE_ONLY}""",
+    "Write sfh_auxhdr_len = 0.")
+READER_EMPTY = rule(
+    "header-empty-counts", "header", "error", "reader rejects a section without FDEs or FREs",
+    f"""The kernel refuses to register a section whose num_fdes or num_fres is 0.
+    {PROFILE_ONLY}""",
+    "Drop the empty section, or emit the FDEs it should hold.")
+MODEL_REFUSED = rule(
+    "header-reader-refused", "header", "error", "reader refuses to register the section",
+    f"""The modelled reader's registration checks fail, so it never unwinds with this
+    section. The message gives the reader's reason. {MODEL_ONLY}""",
+    "Emit what the reader registers (see `sfcheck profiles NAME`).")
 TOO_SHORT = rule(
     "header-too-short", "header", "error", "section too short for the SFrame header",
     """The preamble and header take 28 bytes, plus sfh_auxhdr_len bytes of auxiliary header,
@@ -69,6 +97,16 @@ AUXHDR = rule(
     libsframe's byte-swapping path refuses a nonzero value, so such sections are unreadable
     there.""",
     "Write sfh_auxhdr_len = 0.")
+OBJECT_VERSION = rule(
+    "object-version-unsupported", "header", "warning",
+    "object's SFrame version is not one the reader takes once linked",
+    """Under a runtime reader's profile (kernel, glibc) a .o is judged by what the linker will
+    make of it. GNU ld merges SFrame inputs of its own version into an output of the same
+    version, and copies inputs of another version raw (wrong function starts) or discards
+    them. An object whose version the reader does not read therefore never contributes
+    SFrame data that reader uses. A warning: the object is not broken, and the linked files
+    of the package carry header-version-unsupported if they inherit the version.""",
+    "Assemble with the toolchain that emits the version the reader takes.")
 
 
 def check_header(ctx, h: Header) -> None:

@@ -18,8 +18,20 @@ from ..format.model import Header
 from ..walk.context import Ranges
 from ..wording import plural
 from . import fde as F
-from .registry import rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_OFFSETS = rule(
+    "layout-offsets-ignored", "layout", "error", "reader assumes the canonical layout",
+    f"""glibc 2.42 places the FDE array right after the header and the FREs right after the
+    FDE array, ignoring sfh_fdeoff and sfh_freoff; LLVM 22 ignores sfh_freoff the same way.
+    Any other layout is valid SFrame but makes these readers read the wrong bytes.
+    {PROFILE_ONLY}""",
+    "Write fdeoff = 0 and freoff = num_fdes * FDE size, as gas and ld do.")
+MODEL_PAST = rule(
+    "layout-reader-past", "layout", "error", "reader reads outside the section",
+    f"""The reader trusts a count or offset and reads bytes outside the section (it knows
+    no section size). {MODEL_ONLY}""",
+    "Keep every count and offset inside the section.")
 FDEOFF_AFTER_FREOFF = rule(
     "layout-fdeoff-after-freoff", "layout", "error", "FDE sub-section starts after the FREs",
     """sfh_fdeoff must not exceed sfh_freoff: the FDE array comes first. This is the only layout
