@@ -14,6 +14,7 @@ from functools import cache
 from ..errors import DecodeError
 from ..wording import plural
 from . import constants as C
+from .bounds import over_budget
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
 from .reader import Reader
@@ -253,12 +254,12 @@ class Decoder:
         h = self.header
         check_fde_array(h, len(self.data))
         check_fre_subsection(h, len(self.data))
-        budget = h.fre_len
+        walked = 0
         for i in range(h.num_fdes):
             fde = self.fde(i)
             first, end = self.fre_span(fde)
-            budget -= end - first
-            if budget < 0:
+            walked += end - first
+            if over_budget(walked, h.fre_len):
                 raise DecodeError(
                     f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
                     f"{h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,

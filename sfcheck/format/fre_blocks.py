@@ -22,6 +22,7 @@ from operator import itemgetter
 
 from ..errors import DecodeError
 from . import constants as C
+from .bounds import block_within, over_budget
 from .decode import Decoder, check_fde_array, check_fre_subsection
 from .fde_table import START_WIDTH, column
 from .model import FDE, FRE
@@ -88,7 +89,7 @@ class FreBlocks:
         # toolchains write), read from the table as each run is walked, not kept: a list
         # would cost an int object per FDE for the whole walk.
         self.nexts: Sequence[int] | None = None
-        self.budget = h.fre_len
+        self.walked = 0  # FRE bytes walked so far: bounds.over_budget
         self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
 
     def records(self, begin: int, stop: int) -> Iterator[tuple[int, ...]]:
@@ -129,7 +130,7 @@ class FreBlocks:
             off = rec[2]
             first = fres_start + off
             walk_from = first + attr
-            if off + attr <= fre_len and walk_from <= nxt <= limit:
+            if off + attr <= fre_len and block_within(walk_from, nxt, limit):
                 if attr:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
@@ -138,9 +139,7 @@ class FreBlocks:
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)
                     if len(toks) == nf and all(map(start_of, toks)):
-                        self.budget -= nxt - first  # spend(), inline: this runs per FDE
-                        if self.budget < 0:
-                            raise self._overlap(i, first)
+                        self.spend(i, first, nxt)
                         on_tokens(i, rec, info, info2, found[0], toks)
                         continue
             on_decoded(i, self.decoded(i))
@@ -154,8 +153,8 @@ class FreBlocks:
 
     def spend(self, i: int, first: int, end: int) -> None:
         """Decoder.iter_fdes' bound on the FRE bytes walked (aliasing blocks)."""
-        self.budget -= end - first
-        if self.budget < 0:
+        self.walked += end - first
+        if over_budget(self.walked, self.h.fre_len):
             raise self._overlap(i, first)
 
     def _overlap(self, i: int, first: int) -> DecodeError:

@@ -5,13 +5,14 @@ decoded FDE) and its pure predicates. The fast path (walk/fde_shapes.py) runs
 `check_fde` itself on one probe FDE per distinct shape of the table -- (info, info2,
 rep_size, padding, needed_fre_type(size), num_fres) -- so a new FDE rule is a change
 to this module alone, as long as it reads the function size only through
-`needed_fre_type` (the start and FRE offset are the section walk's business:
-unsorted and overlapping functions are checked in walk/section.py and layout.py).
+`needed_fre_type` (the start and FRE offset are the section walk's business: it
+applies `out_of_order` for fde-unsorted; overlapping functions are layout.py's).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import gt
 
 from ..format import constants as C
 from ..format.abi import has_pauth
@@ -143,6 +144,10 @@ def reserved_info_bits(version: int) -> int:
 
 
 # A function of size s needs the smallest FRE type whose start address holds s - 1 ...
+# (prev, pc): fde-unsorted fires, the function start is below the previous FDE's. An operator
+# function: walk/fast.py maps it over whole start columns at C speed.
+out_of_order = gt
+
 # s: SIZE_STEPS[t] is the first size FRE type t no longer holds.
 SIZE_STEPS = tuple(1 << 8 * C.FRE_ADDR_SIZE[t] for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2))
 

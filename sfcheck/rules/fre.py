@@ -4,17 +4,16 @@ The declarations, the check (`check_fres`, run by walk/section.py on each FDE's
 decoded FREs) and the small pure predicates both use: `info_quiet` (no rule objects
 to this fre_info byte), `cfa_offset_ok`, `stack_slot`, `legal_counts`. The fast path
 (walk/fre_patterns.py) builds its byte classes by evaluating these predicates, so a
-new FRE rule changes them here and nowhere else. One fact the fast path states itself,
-vectorised over whole tables: it accepts a PCINC DEFAULT FDE's FRE starts only when the
-first is 0, they strictly increase and the last is below the function size -- a new
-rule on starts must stay silent on such starts (tests/test_fastpath_equivalence.py
-fails otherwise).
+new FRE rule changes them here and nowhere else. The start rules are the functions
+`start_out_of_order`, `first_start_off`, `start_past` (and `starts_ok`, all three over one
+function's starts), which the fast path maps over whole tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
+from operator import ge, truth
 
 from ..format import constants as C
 from ..format.abi import has_pauth, max_reg
@@ -124,6 +123,22 @@ S390X_REGNUM = rule(
 FLEX_COUNTS = frozenset({0, 2, 4, 5, 6})  # (control, offset) pairs, RA padding: 5
 
 
+# The FRE-start rules, each stated once, as operator functions so that the fast path
+# (walk/fast.py) maps them over whole tables at C speed; the C walk (walk/_frewalk.c) states
+# them again in C and tests/test_walk_paths.py runs every case through all three.
+start_out_of_order = ge  # (prev, start): fre-start-order fires, start <= prev
+first_start_off = truth  # (first start): fre-first-start fires, start != 0
+start_past = ge  # (start, limit): a start-range rule fires (limit: fde.size, or rep_size)
+
+
+def starts_ok(starts: Sequence[int], size: int) -> bool:
+    """No FRE-start rule fires on these starts of a PCINC function of `size` bytes (what
+    the fast walks accept; a size-0 function with one row at 0 is left to check_fres)."""
+    return not starts or (not first_start_off(starts[0])
+                          and not any(map(start_out_of_order, starts, starts[1:]))
+                          and not start_past(starts[-1], size))
+
+
 def fixed_words(h: Header) -> int:
     """How many of the RA/FP words the header fixes (they are then not in the FREs)."""
     return (h.fixed_ra != 0) + (h.fixed_fp != 0)
@@ -203,12 +218,12 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
             if info & C.FRE_INFO_MANGLED_RA and not pauth:
                 ctx.emit(MANGLED_ABI, f"fre_info {info:#04x}", **floc())
         start = fre.start
-        if start <= prev:
+        if start_out_of_order(prev, start):
             ctx.emit(START_ORDER, f"start {start:#x} after {prev:#x}", **floc())
         prev = start
-        if j == 0 and start != 0:
+        if j == 0 and first_start_off(start):
             ctx.emit(FIRST_START, f"first row starts at {start:#x}", **floc())
-        if start >= limit:
+        if start_past(start, limit):
             if pcmask:
                 ctx.emit(START_BEYOND_REP, f"start {start:#x} >= rep_size "
                          f"{fde.rep_size}", **floc())

@@ -3,8 +3,8 @@
 Table reads the FDE table column-wise (format/fde_table.Columns), CHUNK FDEs at a
 time, and decides per FDE, all in C-level calls: fde_shapes.noisy_fdes asks
 fde.check_fde about every FDE shape present; fre_patterns.fre_pattern walks each FRE
-block with one regex call, built from fre.py's predicates; the FRE starts must be 0
-first, strictly increasing and below the function size. When the optional C module
+block with one regex call, built from fre.py's predicates; the FRE starts must pass
+fre.starts_ok, applied to whole tables through the same functions. When the optional C module
 sfcheck.walk._frewalk was built and SFCHECK_PURE_PYTHON is not set, it gives the same
 per-FDE verdicts from tables of the same predicates (fre_patterns.walk_spec); the regex
 walk stays the reference (tests/test_frewalk.py compares them). An FDE the fast path does
@@ -20,10 +20,12 @@ import re
 from array import array
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain, compress, islice, repeat
-from operator import add, and_, contains, gt, itemgetter, le, lt, mul, ne, or_, sub
+from operator import add, and_, contains, itemgetter, mul, ne, or_, sub
 
 from ..format import constants as C
+from ..format.bounds import blocks_outside
 from ..format.fde_table import HOST_LITTLE, START_WIDTH, UCODE, Columns, column
+from ..rules import fde as F
 from ..rules import fre as R
 from .fde_shapes import EQ, noisy_fdes, type_table
 from .fre_patterns import fre_pattern, pattern_abi, walk_spec
@@ -138,15 +140,15 @@ class Table:
         self.bad = bad = bytearray(n)
         self.carry = False
         # Each FDE's block lies in the FRE sub-section, before the next FDE's block.
-        if not all(map(le, walk_from, ends)) or max(ends) > limit:
-            _mark(bad, map(gt, walk_from, ends))
-            _mark(bad, map(gt, ends, repeat(limit, n)))
+        outside = blocks_outside(walk_from, ends, limit)
+        if outside is not None:
+            _mark(bad, outside)
             # The exact path may fail to decode such an FDE and then keep the previous
             # FDE's start for the next sort check: send the next FDE there too.
             for i in list(compress(range(n - 1), bad)):
                 bad[i + 1] = 1
             self.carry = bool(bad[-1])
-        if carry or (check_order and prev_pc is not None and pcs[0] < prev_pc):
+        if carry or (check_order and prev_pc is not None and F.out_of_order(prev_pc, pcs[0])):
             bad[0] = 1
         if v == C.VERSION_3:
             at = list(map(mul, firsts, bad.translate(_FLIP))) if any(bad) else firsts
@@ -167,8 +169,8 @@ class Table:
                    "num_fres": nfs}
         for flags in noisy_fdes(h, columns, sizes, types):
             _mark_bytes(bad, flags)
-        if check_order and not all(map(le, pcs, islice(pcs, 1, None))):
-            _mark(bad, chain((False,), map(gt, pcs, islice(pcs, 1, None))))
+        if check_order and any(map(F.out_of_order, pcs, islice(pcs, 1, None))):
+            _mark(bad, chain((False,), map(F.out_of_order, pcs, islice(pcs, 1, None))))
         if FREWALK is not None:
             FREWALK.verdicts(data, walk_from, ends, types, nfs, sizes, bad,
                              walk_spec(pattern_abi(h.abi), v, big, R.fixed_words(h)))
@@ -224,14 +226,14 @@ def _check_starts(res: list, types: bytes, t: int, big: bool, flags: bytearray,
     ends = list(accumulate(nfs))
     last = list(map(sub, compress(ends, nonempty), repeat(1)))
     first = list(map(sub, compress(ends, nonempty), compress(nfs, nonempty)))
-    ok = (not any(map(vals.__getitem__, first))
-          and all(map(lt, map(vals.__getitem__, last), compress(sizes, nonempty)))
+    # fre.starts_ok over every FDE at once: no first start off 0, no last start past its
+    # size, and every adjacent pair within an FDE in order (the lanes count those).
+    ok = (not any(map(R.first_start_off, map(vals.__getitem__, first)))
+          and not any(map(R.start_past, map(vals.__getitem__, last), compress(sizes, nonempty)))
           and increasing_pairs(vals, asz) == len(vals) - len(first))
     if ok:
         return
     # Find the FDEs at fault, one at a time (only sections with findings get here).
     for i in compress(range(len(res)), mask):
-        v = _starts(b"".join(res[i]), asz, big)
-        if v and (v[0] or v[-1] >= all_sizes[i]
-                  or not all(map(lt, v, islice(v, 1, None)))):
+        if not R.starts_ok(_starts(b"".join(res[i]), asz, big), all_sizes[i]):
             flags[i] = 1

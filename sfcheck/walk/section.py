@@ -20,6 +20,7 @@ from operator import sub
 
 from ..errors import DecodeError
 from ..format import constants as C
+from ..format.bounds import over_budget
 from ..format.decode import Decoder
 from ..format.fde_table import block_ends_distinct
 from ..format.layout import fre_size
@@ -74,7 +75,7 @@ def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
         L.check_totals(ctx, h, st.total_fres, st.walked)
     # st.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
     # within fre_len its budget is never exceeded either.
-    ctx.fres_walked = st.complete and st.walked <= h.fre_len
+    ctx.fres_walked = st.complete and not over_budget(st.walked, h.fre_len)
     L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges, st.next_start)
     L.check_trailing(ctx, h)
 
@@ -147,7 +148,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                 j = n
             if i < j:  # FDEs a+i..a+j-1 are clean
                 # _exact_fde's bound, tested before each FDE: before the run's last one
-                if st.walked + walked[j - 1] - walked[i] > h.fre_len:
+                if over_budget(st.walked + walked[j - 1] - walked[i], h.fre_len):
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
                         _exact_fde(ctx, h, dec, a + k, st)
                 else:
@@ -177,15 +178,15 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
     loc = {"offset": off, "fde": i, "pc": pc}
     ctx.ranges.add(pc, fde.size, i)
     prev_pc = st.prev_pc
-    if (h.sorted and prev_pc is not None and pc < prev_pc and not ctx.relocatable
-            and not ctx.counts[F.UNSORTED.id]):
+    if (h.sorted and prev_pc is not None and F.out_of_order(prev_pc, pc)
+            and not ctx.relocatable and not ctx.counts[F.UNSORTED.id]):
         ctx.emit(F.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
                  f"{prev_pc:#x}", **loc)
     st.prev_pc = pc
     F.check_fde(ctx, h, fde, loc)
     st.total_fres += fde.num_fres
     first = h.fres_start + fde.fre_off
-    if st.walked > h.fre_len:  # aliasing blocks: stop before the work outgrows the input
+    if over_budget(st.walked, h.fre_len):  # aliasing blocks: stop before the work outgrows it
         if not ctx.counts[L.FRE_OVERLAP.id]:
             ctx.emit(L.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
                      f"{h.fre_len:#x}-byte FRE sub-section; FREs of later FDEs not "
