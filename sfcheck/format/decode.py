@@ -15,6 +15,7 @@ from ..errors import DecodeError
 from ..wording import plural
 from . import constants as C
 from .bounds import over_budget
+from .fre_info_table import INFO
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
 from .reader import Reader
@@ -40,15 +41,14 @@ def _fre_shapes(big_endian: bool, asz: int) -> tuple[tuple[int, ...], tuple[Call
     one comparison per FRE covers both the bounds and the size code."""
     lens: list[int] = []
     unpacks: list[Callable] = []
-    for info in range(256):
-        code = (info >> 5) & 3
-        if code == 3:
+    for fi in INFO:
+        if not fi.valid:
             lens.append(1 << 62)
             unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B").unpack_from)
             continue
-        n, w = (info >> 1) & 0xF, C.WORD_SIZE[code]
-        lens.append(asz + 1 + n * w)
-        unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B" + _WORD_CODE[w] * n).unpack_from)
+        lens.append(asz + 1 + fi.data_len)
+        unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B"
+                               + _WORD_CODE[fi.word_size] * fi.count).unpack_from)
     return tuple(lens), tuple(unpacks)
 
 
@@ -235,10 +235,11 @@ class Decoder:
         """The DecodeError of FRE j, whose info byte at pos + asz is read and whose length
         runs past `limit` (or whose size code is 3)."""
         where = f"FDE[{index}].FRE[{j}]"
-        if (info >> 5) & 3 == 3:
+        fi = INFO[info]
+        if not fi.valid:
             raise DecodeError(f"FDE[{index}]: FRE {j} has data-word size code 3 (invalid)",
                               pos + asz, where, "fre_info")
-        n, w = (info >> 1) & 0xF, C.WORD_SIZE[(info >> 5) & 3]
+        n, w = fi.count, fi.word_size
         raise DecodeError(
             f"FDE[{index}]: FRE {j}'s {plural(n, 'data word')} of {plural(w, 'byte')} run past "
             f"the FRE sub-section end {limit:#x}", pos + asz + 1, where, "data words")

@@ -25,6 +25,7 @@ from . import constants as C
 from .bounds import block_within, over_budget
 from .decode import Decoder, check_fde_array, check_fre_subsection
 from .fde_table import START_WIDTH, column
+from .fre_info_table import INFO
 from .model import FDE, FRE
 
 Tokens = list[tuple[bytes, bytes]]
@@ -47,10 +48,9 @@ def token_pattern(asz: int) -> re.Pattern[bytes]:
     a byte where none starts (size code 3). Compiled on first use (each costs a few ms of
     a small file's check), for the FRE types a section uses."""
     by_len: dict[int, list[int]] = {}
-    for info in range(256):
-        code = (info >> 5) & 3
-        if code != 3:
-            by_len.setdefault(((info >> 1) & 0xF) * C.WORD_SIZE[code], []).append(info)
+    for info, fi in enumerate(INFO):
+        if fi.valid:
+            by_len.setdefault(fi.data_len, []).append(info)
     alts = [_any_of(infos) + _any(k)
             for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
     return re.compile(b"(" + _any(asz) + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
@@ -179,6 +179,6 @@ _WORD_CODE = {1: "b", 2: "h", 4: "i"}
 def token_fre(rest: bytes, big_endian: bool) -> FRE:
     """The FRE (start 0) of a token's info + data-word bytes; the token pattern made sure
     the bytes are exactly what the info byte says."""
-    info = rest[0]
-    code = _WORD_CODE[C.WORD_SIZE[(info >> 5) & 3]] * ((info >> 1) & 0xF)
-    return FRE(0, info, struct.unpack((">" if big_endian else "<") + code, rest[1:]))
+    fi = INFO[rest[0]]
+    code = _WORD_CODE[fi.word_size] * fi.count
+    return FRE(0, rest[0], struct.unpack((">" if big_endian else "<") + code, rest[1:]))

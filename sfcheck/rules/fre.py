@@ -18,6 +18,7 @@ from operator import ge, truth
 from ..format import constants as C
 from ..format.abi import has_pauth, max_reg
 from ..format.datawords import cfa_offset
+from ..format.fre_info_table import COUNT, INFO
 from ..format.model import FDE, FRE, Header
 from .defect import FRE_START_AT_SIZE
 from .registry import MODEL_ONLY, rule
@@ -157,10 +158,10 @@ def legal_counts(version: int, fixed: int, flex: bool = False) -> frozenset[int]
 def info_quiet(info: int, legal: frozenset[int], pauth: bool) -> bool:
     """No rule objects to this fre_info byte alone (fre-datawords-size, fre-word-count,
     fre-mangled-ra-abi)."""
-    n = (info & C.FRE_INFO_COUNT) >> 1
-    width = C.WORD_SIZE.get(info >> C.FRE_INFO_SIZE_SHIFT & 3, 1)
-    return (n * width <= C.MAX_DATAWORD_BYTES and n in legal
-            and (pauth or not info & C.FRE_INFO_MANGLED_RA))
+    fi = INFO[info]
+    # size code 3 is fre-size-code's (the decoder stops there): counted as 1-byte words here
+    return (fi.count * (fi.word_size or 1) <= C.MAX_DATAWORD_BYTES and fi.count in legal
+            and (pauth or not fi.mangled_ra))
 
 
 @cache
@@ -215,7 +216,7 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
                 kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
                 ctx.emit(WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
                          f"{', '.join(map(str, sorted(legal)))})", **floc())
-            if info & C.FRE_INFO_MANGLED_RA and not pauth:
+            if INFO[info].mangled_ra and not pauth:
                 ctx.emit(MANGLED_ABI, f"fre_info {info:#04x}", **floc())
         start = fre.start
         if start_out_of_order(prev, start):
@@ -234,11 +235,11 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
                 ctx.emit(FRE_START_AT_SIZE, f"start {start:#x} == function size", **floc())
         if flex:
             _check_flex(ctx, fre, regs, floc)
-        elif not info & C.FRE_INFO_COUNT:  # no data words
+        elif not COUNT[info]:  # no data words
             pass
         elif s390x:
             _check_default(ctx, h, fre, regs, floc)
-        elif info & C.FRE_INFO_BASE_SP:  # SP-based CFA: word 0 is the offset, unscaled
+        elif INFO[info].base_sp:  # SP-based CFA: word 0 is the offset, unscaled
             cfa = fre.words[0]
             if not cfa_offset_ok(cfa):
                 ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())

@@ -17,6 +17,7 @@ from functools import cache
 
 from ..format import constants as C
 from ..format.abi import has_pauth
+from ..format.fre_info_table import INFO
 from ..rules import fre as R
 
 
@@ -126,12 +127,9 @@ def _fre_shapes(abi: int, version: int, fixed: int) -> list[tuple[int, int, int,
     s390x = abi == C.ABI_S390X_BE
     quiet = R.quiet_infos(R.legal_counts(version, fixed), has_pauth(abi))
     out = []
-    for info in range(256):
-        code = info >> C.FRE_INFO_SIZE_SHIFT & 3
-        if code not in C.WORD_SIZE or not quiet[info]:
-            continue
-        n = (info & C.FRE_INFO_COUNT) >> 1
-        out.append((info, C.WORD_SIZE[code], n, bool(info & C.FRE_INFO_BASE_SP), s390x))
+    for info, fi in enumerate(INFO):
+        if fi.valid and quiet[info]:
+            out.append((info, fi.word_size, fi.count, fi.base_sp, s390x))
     return out
 
 

@@ -9,6 +9,7 @@ from ...dwarf.cfi import CfiRow
 from ...format import constants as C
 from ...format.abi import Abi
 from ...format.fre_blocks import Tokens, starts_of, token_fre
+from ...format.fre_info_table import COUNT
 from ...format.model import Header
 from .compare import eh_steps, rules_of
 
@@ -36,7 +37,7 @@ class Settle:
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
         # No data words: the outermost frame (v1 has no such FRE: _sframe_rows gives up).
-        if not (rest[0] >> 1) & 0xF:
+        if not COUNT[rest[0]]:
             return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
         got = rules_of(h, False, token_fre(rest, h.big_endian), abi)
         return _NO_ROWS if got is None else self.canon.setdefault(got, got)
