@@ -12,7 +12,7 @@ columns) rather than shifting and masking: a tuple index per FRE in hot loops.
 from __future__ import annotations
 
 from ..record import NamedTuple
-from . import constants as C
+from . import constants
 
 
 class FreInfo(NamedTuple):
@@ -30,11 +30,11 @@ class FreInfo(NamedTuple):
 
 
 def _entry(info: int) -> FreInfo:
-    count = (info & C.FRE_INFO_COUNT) >> 1
-    code = info >> C.FRE_INFO_SIZE_SHIFT & 3
-    width = C.WORD_SIZE.get(code, 0)
-    return FreInfo(count, code, width, bool(info & C.FRE_INFO_BASE_SP),
-                   bool(info & C.FRE_INFO_MANGLED_RA), count * width)
+    count = (info & constants.FRE_INFO_COUNT) >> 1
+    code = info >> constants.FRE_INFO_SIZE_SHIFT & 3
+    width = constants.WORD_SIZE.get(code, 0)
+    return FreInfo(count, code, width, bool(info & constants.FRE_INFO_BASE_SP),
+                   bool(info & constants.FRE_INFO_MANGLED_RA), count * width)
 
 
 INFO: tuple[FreInfo, ...] = tuple(map(_entry, range(256)))

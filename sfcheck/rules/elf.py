@@ -6,7 +6,7 @@ from itertools import repeat
 from operator import add, and_, le
 
 from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
-from ..format import constants as C
+from ..format import constants
 from ..format.model import Header
 from ..result import Severity
 from ..walk.context import SectionContext, range_columns
@@ -135,8 +135,10 @@ def linked(info: ElfSFrameInfo) -> bool:
     return info.e_type in ("ET_EXEC", "ET_DYN")
 
 
-_MACHINES = {C.ABI_AMD64_LE: ("EM_X86_64", True), C.ABI_AARCH64_LE: ("EM_AARCH64", True),
-             C.ABI_AARCH64_BE: ("EM_AARCH64", False), C.ABI_S390X_BE: ("EM_S390", False)}
+_MACHINES = {constants.ABI_AMD64_LE: ("EM_X86_64", True),
+             constants.ABI_AARCH64_LE: ("EM_AARCH64", True),
+             constants.ABI_AARCH64_BE: ("EM_AARCH64", False),
+             constants.ABI_S390X_BE: ("EM_S390", False)}
 
 
 def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
@@ -156,20 +158,20 @@ def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSecti
         return
     want = _MACHINES.get(h.abi)
     if want and (info.e_machine, info.little_endian) != want:
-        ctx.emit(ABI_MACHINE, f"ABI {C.ABI_NAMES[h.abi]} in a {info.e_machine} "
+        ctx.emit(ABI_MACHINE, f"ABI {constants.ABI_NAMES[h.abi]} in a {info.e_machine} "
                  f"{'little' if info.little_endian else 'big'}-endian file", offset=4)
     if sec.segment is not None:
         pass  # no section header: no section type to judge
-    elif h.version == C.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
+    elif h.version == constants.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
         ctx.emit(SECTION_TYPE, f"v3 section of type {sec.sh_type:#x}, expected "
                  "SHT_GNU_SFRAME")
-    elif h.version == C.VERSION_1 and sec.sh_type == SHT_GNU_SFRAME:
+    elif h.version == constants.VERSION_1 and sec.sh_type == SHT_GNU_SFRAME:
         ctx.emit(SECTION_TYPE, "v1 section of type SHT_GNU_SFRAME (binutils 2.40 wrote "
                  "SHT_PROGBITS)")
     if is_linked:
         if not h.sorted:
             ctx.emit(NOT_SORTED, "flags lack SFRAME_F_FDE_SORTED", offset=3)
-        if h.version >= C.VERSION_2 and not h.pcrel:
+        if h.version >= constants.VERSION_2 and not h.pcrel:
             ctx.emit(NOT_PCREL, "flags lack SFRAME_F_FDE_FUNC_START_PCREL", offset=3)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from operator import gt
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import has_pauth
 from ..format.model import FDE, Header
 from ..result import Severity
@@ -140,7 +140,8 @@ NO_FRES = rule(
 
 def reserved_info_bits(version: int) -> int:
     """FDE info bits that must be 0: bit 6, and bit 7 before v3 gave it the signal flag."""
-    return C.FDE_INFO_UNUSED | (C.FDE_INFO_SIGNAL if version < C.VERSION_3 else 0)
+    signal = constants.FDE_INFO_SIGNAL if version < constants.VERSION_3 else 0
+    return constants.FDE_INFO_UNUSED | signal
 
 
 # A function of size s needs the smallest FRE type whose start address holds s - 1 ...
@@ -149,7 +150,8 @@ def reserved_info_bits(version: int) -> int:
 out_of_order = gt
 
 # s: SIZE_STEPS[t] is the first size FRE type t no longer holds.
-SIZE_STEPS = tuple(1 << 8 * C.FRE_ADDR_SIZE[t] for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2))
+SIZE_STEPS = tuple(1 << 8 * constants.FRE_ADDR_SIZE[t]
+                   for t in (constants.FRE_TYPE_ADDR1, constants.FRE_TYPE_ADDR2))
 
 
 def needed_fre_type(size: int) -> int:
@@ -165,36 +167,37 @@ def check_fde(ctx, h: Header, fde: FDE, loc: dict) -> None:
     """Every rule on one FDE's own fields."""
     # The info bits are read inline (fre_type, pcmask, pauth_key): this runs per FDE.
     info, v = fde.info, h.version
-    fre_type = info & C.FDE_INFO_FRE_TYPE
-    if fre_type > C.FRE_TYPE_ADDR4:
+    fre_type = info & constants.FDE_INFO_FRE_TYPE
+    if fre_type > constants.FRE_TYPE_ADDR4:
         ctx.emit(FRE_TYPE, f"FRE type {fre_type}", **loc)
-    v3 = v == C.VERSION_3
-    if info & reserved_info_bits(v) or (v3 and fde.info2 & C.FDE_INFO2_UNUSED) or fde.padding:
+    v3 = v == constants.VERSION_3
+    if (info & reserved_info_bits(v) or (v3 and fde.info2 & constants.FDE_INFO2_UNUSED)
+            or fde.padding):
         ctx.emit(RESERVED, f"info {info:#04x}" + (
             f", info2 {fde.info2:#04x}" if v3 else "") + (
             f", padding {fde.padding:#x}" if fde.padding else ""), **loc)
-    if v3 and fde.info2 & C.FDE_INFO2_TYPE > C.FDE_TYPE_FLEX:
+    if v3 and fde.info2 & constants.FDE_INFO2_TYPE > constants.FDE_TYPE_FLEX:
         ctx.emit(FDE_TYPE, f"FDE type {fde.fde_type}", **loc)
-    pcmask = info & C.FDE_INFO_PCMASK
-    if v == C.VERSION_1:
+    pcmask = info & constants.FDE_INFO_PCMASK
+    if v == constants.VERSION_1:
         pass  # v1 FDEs have no rep_size field
     elif pcmask and fde.rep_size == 0:
         ctx.emit(REP_SIZE_ZERO, "PCMASK FDE with rep_size 0", **loc)
     elif not pcmask and fde.rep_size:
         ctx.emit(REP_SIZE_UNUSED, f"rep_size {fde.rep_size} on a PCINC FDE", **loc)
-    if info & C.FDE_INFO_PAUTH_B and not has_pauth(h.abi):
+    if info & constants.FDE_INFO_PAUTH_B and not has_pauth(h.abi):
         ctx.emit(PAUTH_ABI, f"info {info:#04x} selects pauth key B", **loc)
-    if fre_type <= C.FRE_TYPE_ADDR4 and not pcmask:
+    if fre_type <= constants.FRE_TYPE_ADDR4 and not pcmask:
         size = fde.size
         need = needed_fre_type(size)
         if fre_type > need:
-            ctx.emit(FRE_TYPE_SIZE, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} for a "
-                     f"{size}-byte function (ADDR{C.FRE_ADDR_SIZE[need]} holds it)", **loc)
+            ctx.emit(FRE_TYPE_SIZE, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} for a "
+                     f"{size}-byte function (ADDR{constants.FRE_ADDR_SIZE[need]} holds it)", **loc)
         elif fre_type < need:
-            ctx.emit(FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} cannot address a "
+            ctx.emit(FRE_TYPE_SMALL, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} cannot address a "
                      f"{size}-byte function", **loc)
     if fde.num_fres == 0:
-        if v3 and fde.fde_type == C.FDE_TYPE_DEFAULT:
+        if v3 and fde.fde_type == constants.FDE_TYPE_DEFAULT:
             ctx.emit_as(NO_FRES, Severity.INFO, "no FREs: in v3 this marks an outermost "
                         "frame (RA undefined over the whole function)", **loc)
         elif v3:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from operator import ge, truth
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import has_pauth, max_reg
 from ..format.datawords import cfa_offset
 from ..format.fre_info_table import COUNT, INFO
@@ -152,7 +152,7 @@ def legal_counts(version: int, fixed: int, flex: bool = False) -> frozenset[int]
     __read_default_fde_fre_datawords); 0 words (RA undefined) since v2."""
     if flex:
         return FLEX_COUNTS
-    return frozenset(range(0 if version >= C.VERSION_2 else 1, 4 - fixed))
+    return frozenset(range(0 if version >= constants.VERSION_2 else 1, 4 - fixed))
 
 
 def info_quiet(info: int, legal: frozenset[int], pauth: bool) -> bool:
@@ -160,7 +160,7 @@ def info_quiet(info: int, legal: frozenset[int], pauth: bool) -> bool:
     fre-mangled-ra-abi)."""
     fi = INFO[info]
     # size code 3 is fre-size-code's (the decoder stops there): counted as 1-byte words here
-    return (fi.count * (fi.word_size or 1) <= C.MAX_DATAWORD_BYTES and fi.count in legal
+    return (fi.count * (fi.word_size or 1) <= constants.MAX_DATAWORD_BYTES and fi.count in legal
             and (pauth or not fi.mangled_ra))
 
 
@@ -195,10 +195,10 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
     size = fde.size
     # Starts at or past `limit` need the range rules below; under it none fires.
     if pcmask:
-        limit = fde.rep_size if h.version > C.VERSION_1 and fde.rep_size else 1 << 64
+        limit = fde.rep_size if h.version > constants.VERSION_1 and fde.rep_size else 1 << 64
     else:
         limit = size or 1  # a zero-size function: only a start past 0 is wrong
-    s390x = h.abi == C.ABI_S390X_BE
+    s390x = h.abi == constants.ABI_S390X_BE
     prev = -1
 
     def floc() -> dict:
@@ -210,10 +210,11 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
         info = fre.info
         if not quiet[info]:
             n = fre.count
-            if n * fre.word_size > C.MAX_DATAWORD_BYTES:
+            if n * fre.word_size > constants.MAX_DATAWORD_BYTES:
                 ctx.emit(DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
             if n not in legal:
-                kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
+                abi_name = constants.ABI_NAMES.get(h.abi, 'unknown-ABI')
+                kind = "FLEX" if flex else f"{abi_name} DEFAULT"
                 ctx.emit(WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
                          f"{', '.join(map(str, sorted(legal)))})", **floc())
             if INFO[info].mangled_ra and not pauth:
@@ -278,12 +279,12 @@ def _check_default(ctx, h: Header, fre: FRE, regs: int, floc: Callable[[], dict]
     cfa = cfa_offset(h, fre, False)
     if fre.base_sp and cfa is not None and not cfa_offset_ok(cfa):
         ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
-    if h.abi != C.ABI_S390X_BE:
+    if h.abi != constants.ABI_S390X_BE:
         return
     for k in range(1, fre.count):
         w = fre.words[k]
         if not stack_slot(w):
-            if h.version >= C.VERSION_3:
+            if h.version >= constants.VERSION_3:
                 ctx.emit(S390X_REGNUM, f"word {k} is {w}", **floc())
             elif (w >> 1) > regs or w < 0:
                 ctx.emit(REGISTER, f"word {k} encodes register {w >> 1}", **floc())

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.decode import byte_order, decode_header
 from ..format.model import Header
 from .registry import MODEL_ONLY, PROFILE_ONLY, rule
@@ -110,24 +110,25 @@ OBJECT_VERSION = rule(
 
 
 def check_header(ctx, h: Header) -> None:
-    if h.version == C.VERSION_1:
+    if h.version == constants.VERSION_1:
         ctx.emit(VERSION_OBSOLETE, "SFrame v1 (binutils 2.40); 2.46 readers reject it", offset=2)
-    known = C.FLAGS_KNOWN[h.version]
+    known = constants.FLAGS_KNOWN[h.version]
     if h.flags & ~known:
         ctx.emit(FLAGS_UNKNOWN, f"flags {h.flags:#x} have bits {h.flags & ~known:#x} undefined "
                  f"in v{h.version} (defined: {known:#x})", offset=3)
-    if h.abi not in C.ABI_NAMES or (h.version == C.VERSION_1 and h.abi == C.ABI_S390X_BE):
+    if h.abi not in constants.ABI_NAMES or (h.version == constants.VERSION_1
+                                            and h.abi == constants.ABI_S390X_BE):
         ctx.emit(ABI_UNKNOWN, f"ABI {h.abi} is not defined for v{h.version}", offset=4)
-    elif C.ABI_BIG_ENDIAN[h.abi] != h.big_endian:
+    elif constants.ABI_BIG_ENDIAN[h.abi] != h.big_endian:
         order = "big" if h.big_endian else "little"
-        ctx.emit(ABI_ENDIAN, f"ABI {C.ABI_NAMES[h.abi]} is "
-                 f"{'big' if C.ABI_BIG_ENDIAN[h.abi] else 'little'}-endian but the magic says "
-                 f"{order}-endian", offset=4)
-    if h.abi in C.ABI_NAMES:
-        want = -8 if h.abi == C.ABI_AMD64_LE else 0
+        abi_order = "big" if constants.ABI_BIG_ENDIAN[h.abi] else "little"
+        ctx.emit(ABI_ENDIAN, f"ABI {constants.ABI_NAMES[h.abi]} is {abi_order}-endian but the "
+                 f"magic says {order}-endian", offset=4)
+    if h.abi in constants.ABI_NAMES:
+        want = -8 if h.abi == constants.ABI_AMD64_LE else 0
         if h.fixed_ra != want:
-            ctx.emit(FIXED_RA, f"sfh_cfa_fixed_ra_offset is {h.fixed_ra}, {C.ABI_NAMES[h.abi]} "
-                     f"needs {want}", offset=6)
+            ctx.emit(FIXED_RA, f"sfh_cfa_fixed_ra_offset is {h.fixed_ra}, "
+                     f"{constants.ABI_NAMES[h.abi]} needs {want}", offset=6)
     if h.fixed_fp != 0:
         ctx.emit(FIXED_FP, f"sfh_cfa_fixed_fp_offset is {h.fixed_fp}", offset=5)
     if h.auxhdr:
@@ -142,11 +143,11 @@ def read_header(ctx) -> Header | None:
     except DecodeError as exc:
         ctx.emit(TOO_SHORT if len(data) < 2 else BAD_MAGIC, exc.message, offset=0)
         return None
-    if len(data) < C.HEADER_SIZE:
-        ctx.emit(TOO_SHORT, f"{len(data)} bytes; the header alone needs {C.HEADER_SIZE}",
+    if len(data) < constants.HEADER_SIZE:
+        ctx.emit(TOO_SHORT, f"{len(data)} bytes; the header alone needs {constants.HEADER_SIZE}",
                  offset=0)
         return None
-    if data[2] not in C.VERSIONS:
+    if data[2] not in constants.VERSIONS:
         ctx.emit(VERSION_UNKNOWN, f"version byte is {data[2]}", offset=2)
         return None
     try:

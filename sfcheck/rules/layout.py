@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from operator import add, itemgetter, le
 
-from ..format import constants as C
+from ..format import constants
 from ..format.model import Header
 from ..walk.context import Ranges
 from ..wording import plural
-from . import fde as F
+from . import fde as fde_rules
 from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
 READER_OFFSETS = rule(
@@ -152,7 +152,8 @@ def check_trailing(ctx, h: Header) -> None:
         first = end + next(k for k, b in enumerate(tail) if b)
         ctx.emit(TRAILING, f"{plural(len(tail), 'byte')} follow the SFrame data, nonzero from "
                  f"{first:#x}" + (" (another SFrame section?)"
-                                  if ctx.data[first:first + 2] in (C.MAGIC_LE, C.MAGIC_BE)
+                                  if ctx.data[first:first + 2] in (constants.MAGIC_LE,
+                                                                   constants.MAGIC_BE)
                                   else ""), offset=first)
 
 
@@ -223,8 +224,8 @@ def check_overlaps(ctx, blocks: Blocks, ranges: Sequence[tuple[int, int, int]],
     ranges = [] if _in_order(ranges) else sorted(r for r in ranges if r[1] > 0)
     for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
         if p2 < p1 + z1:
-            ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
-                     f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
+            ctx.emit(fde_rules.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside "
+                     f"FDE {i1}'s [{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
 
 
 def _in_order(ranges: Sequence[tuple[int, int, int]]) -> bool:
