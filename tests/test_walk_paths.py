@@ -6,6 +6,8 @@ over arbitrary sequences, so a path that drifts from the function fails."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from array import array
 
 import pytest
@@ -168,3 +170,13 @@ def test_blocks_outside_is_block_within_per_block(spans, limit) -> None:
                                                          (0, 0, False)])
 def test_over_budget(walked: int, fre_len: int, over: bool) -> None:
     assert over_budget(walked, fre_len) is over
+
+
+@pytest.mark.parametrize("module", ["sfcheck.walk.context", "sfcheck.walk.section",
+                                    "sfcheck.walk.fast", "sfcheck.walk.fde_shapes",
+                                    "sfcheck.walk.fre_patterns", "sfcheck.rules.consumer",
+                                    "sfcheck.rules.fre", "sfcheck.format.fre_info_table"])
+def test_imports_first(module: str) -> None:
+    """The rules import walk.context and the walk imports the rules: each loads first in a
+    fresh interpreter (no import cycle left half-initialised)."""
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True, capture_output=True)

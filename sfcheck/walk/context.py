@@ -9,8 +9,13 @@ from operator import eq, itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
-from ..rules.registry import Rule
 from ..wording import plural
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    # Only a type here: importing the rules package would load every rule module, which
+    # import this one (a cycle when a caller imports the context first).
+    from ..rules.registry import Rule
 
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
 _UNDECIDED = object()
@@ -105,11 +110,25 @@ def range_columns(ranges: Sequence[tuple[int, int, int]]) -> tuple[list[int], Se
     return list(map(itemgetter(0), ranges)), list(map(itemgetter(1), ranges))
 
 
+class Reporter:
+    """Where a check's findings go: `emit` (at the rule's severity) is `emit_as`, which each
+    kind of reporter implements -- SectionContext keeps findings, walk/fde_shapes' probe
+    only notes that one was emitted."""
+
+    __slots__ = ()
+
+    def emit(self, rule: Rule, message: str, **where: int | None) -> None:
+        self.emit_as(rule, rule.severity, message, **where)
+
+    def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
+        raise NotImplementedError
+
+
 _CONTEXT_FIELDS = ("path", "name", "vma", "data", "enabled", "severity_for", "findings",
                    "counts", "ranges", "relocatable", "claimed", "fres_walked")
 
 
-class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not shown
+class SectionContext(Reporter, Record, shown=_CONTEXT_FIELDS):  # not shown: block_ends, decided
     __slots__ = (*_CONTEXT_FIELDS, "block_ends", "decided")
 
     def __init__(self, path: str, name: str, vma: int, data: bytes,
@@ -156,9 +175,6 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
         for rule_id in rule_ids:
             self.counts.pop(rule_id, None)
 
-    def emit(self, rule: Rule, message: str, **where: int | None) -> None:
-        self.emit_as(rule, rule.severity, message, **where)
-
     def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
         """Emit under `rule` with a severity the context decides (e.g. .o vs linked file).
         The decision is cached per (rule, severity): a damaged section emits thousands."""
@@ -173,6 +189,27 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
         if count <= MAX_PER_RULE:
             self.findings.append(Finding(rid, sev, message,
                                          Location(self.path, self.name, **where)))
+
+    def count_only(self, rule: Rule) -> bool:
+        """True when a finding of `rule` (at its own severity) would not be kept: the rule
+        is off or claimed (then emit drops it), or past the per-rule cap (then it is
+        counted here, as emit would). Its message need not be built then."""
+        key = (rule.id, rule.severity)
+        if key not in self.decided:
+            return False  # the first one: emit decides
+        if self.decided[key] is None or rule.id in self.claimed:
+            return True
+        n = self.counts.get(rule.id, 0)
+        if n < MAX_PER_RULE:
+            return False
+        self.counts[rule.id] = n + 1
+        return True
+
+    def count_more(self, rule: Rule, n: int) -> None:
+        """`n` more findings of `rule` past the cap (once count_only said so): counted, not
+        kept, unless the rule is off or claimed."""
+        if self.decided[(rule.id, rule.severity)] is not None and rule.id not in self.claimed:
+            self.counts[rule.id] += n
 
     def _decide(self, rule: Rule, severity: Severity) -> Severity | None:
         """The severity a finding of `rule` is reported with here (None: not reported)."""

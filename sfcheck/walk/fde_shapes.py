@@ -16,6 +16,7 @@ from operator import add, ge
 from ..format import constants
 from ..format.model import FDE, Header
 from ..rules import fde as fde_rules
+from .context import Reporter
 
 # bytes.translate tables: byte value == FRE type t -> 1.
 EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
@@ -34,18 +35,16 @@ def type_table() -> bytes:
     return bytes(map(fast_fre_type, range(256)))
 
 
-class _Probe:
-    """A context that only notes whether a check emitted."""
+class _Probe(Reporter):
+    """A reporter that only notes whether a check emitted."""
 
     __slots__ = ("hit",)
 
     def __init__(self) -> None:
         self.hit = False
 
-    def emit(self, *args: object, **where: object) -> None:
+    def emit_as(self, *args: object, **where: object) -> None:
         self.hit = True
-
-    emit_as = emit
 
 
 SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
