@@ -9,12 +9,13 @@ runs them in that order.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from operator import add, itemgetter, le
 
 from ..format import constants
 from ..format.model import Header
+from ..walk.columns import FdeColumns
 from ..walk.context import Ranges
 from ..wording import plural
 from . import fde as fde_rules
@@ -157,39 +158,19 @@ def check_trailing(ctx, h: Header) -> None:
                                   else ""), offset=first)
 
 
-class Blocks:
-    """The FRE blocks walked, [first, end) of FDE fdes[k], as columns in table order: a
-    (start, end, fde) tuple per block cost ~170 bytes at 1M FDEs, and a toolchain's table
-    is checked without building one (check_overlaps)."""
+class Blocks(FdeColumns):
+    """The FRE blocks walked, [first, end) of each FDE, in table order: a toolchain's table
+    is checked without building a tuple per block (check_overlaps)."""
 
-    __slots__ = ("firsts", "ends", "fdes")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self.firsts = array("q")
-        self.ends = array("q")
-        # Block k's FDE; None while that is FDE k (every FDE so far has its block).
-        self.fdes: array | None = None
+    @property
+    def firsts(self) -> array | list[int]:
+        return self._a
 
-    def __len__(self) -> int:
-        return len(self.firsts)
-
-    def add(self, first: int, end: int, fde: int) -> None:
-        if self.fdes is None and fde != len(self.firsts):
-            self.fdes = array("q", range(len(self.firsts)))
-        self.firsts.append(first)
-        self.ends.append(end)
-        if self.fdes is not None:
-            self.fdes.append(fde)
-
-    def extend(self, fde: int, firsts: Iterable[int], ends: Iterable[int]) -> None:
-        """The blocks of FDEs fde, fde + 1, ... (as many as `firsts`)."""
-        if self.fdes is None and fde != len(self.firsts):
-            self.fdes = array("q", range(len(self.firsts)))
-        n = len(self.firsts)
-        self.firsts.extend(firsts)
-        self.ends.extend(ends)
-        if self.fdes is not None:
-            self.fdes.extend(range(fde, fde + len(self.firsts) - n))
+    @property
+    def ends(self) -> array | list[int]:
+        return self._b
 
     def disjoint(self, next_start: Sequence[int] | None) -> bool:
         """True when no two blocks share a byte, by C-level tests that need no sort: each

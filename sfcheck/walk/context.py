@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from operator import eq, itemgetter
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
 from ..wording import plural
+from .columns import FdeColumns
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
@@ -29,77 +30,20 @@ def enable_all(rule: Rule) -> bool:
     return True
 
 
-class Ranges(Sequence[tuple[int, int, int]]):
-    """The function ranges (pc, size, fde) of the FDEs read, in table order, kept as
-    columns: a tuple per FDE cost ~150 bytes (1M FDEs: 150 MB) from the structure check to
-    the last consumer. Reads as a sequence of those tuples, made as they are read."""
+class Ranges(FdeColumns):
+    """The function ranges (pc, size, fde) of the FDEs read, in table order, kept from the
+    structure check to the last consumer."""
 
-    __slots__ = ("pcs", "sizes", "fdes")
+    __slots__ = ()
+    CODES = ("q", "I")
 
-    def __init__(self, items: Iterable[tuple[int, int, int]] = ()) -> None:
-        # Starts at or past 2**63 (kernel addresses) or sizes past 2**32 (hand-made input)
-        # turn a column into a list.
-        self.pcs: array | list[int] = array("q")
-        self.sizes: array | list[int] = array("I")
-        # Range k's FDE; None while that is FDE k (every FDE so far has its range).
-        self.fdes: array | None = None
-        for pc, size, fde in items:
-            self.add(pc, size, fde)
+    @property
+    def pcs(self) -> array | list[int]:
+        return self._a
 
-    def add(self, pc: int, size: int, fde: int) -> None:
-        if self.fdes is None and fde != len(self.pcs):
-            self.fdes = array("q", range(len(self.pcs)))
-        try:
-            self.pcs.append(pc)
-        except OverflowError:
-            self.pcs = [*self.pcs, pc]
-        try:
-            self.sizes.append(size)
-        except OverflowError:
-            self.sizes = [*self.sizes, size]
-        if self.fdes is not None:
-            self.fdes.append(fde)
-
-    def extend(self, fde: int, pcs: Sequence[int], sizes: Sequence[int]) -> None:
-        """The ranges of FDEs fde, fde + 1, ... (as many as `pcs`)."""
-        if self.fdes is None and fde != len(self.pcs):
-            self.fdes = array("q", range(len(self.pcs)))
-        n = len(self.pcs)
-        try:
-            self.pcs.extend(pcs)
-        except OverflowError:  # array.extend stops at the first value that does not fit
-            self.pcs = [*self.pcs[:n], *pcs]
-        try:
-            self.sizes.extend(sizes)
-        except OverflowError:
-            self.sizes = [*self.sizes[:n], *sizes]
-        if self.fdes is not None:
-            self.fdes.extend(range(fde, fde + len(pcs)))
-
-    def __len__(self) -> int:
-        return len(self.pcs)
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        fdes = range(len(self.pcs)) if self.fdes is None else self.fdes
-        return zip(self.pcs, self.sizes, fdes, strict=True)
-
-    def __getitem__(self, k):  # type: ignore[override]
-        if isinstance(k, slice):
-            return list(self)[k]
-        pc, size = self.pcs[k], self.sizes[k]  # IndexError out of range
-        if self.fdes is not None:
-            return (pc, size, self.fdes[k])
-        return (pc, size, k + len(self.pcs) if k < 0 else k)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(eq, self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Ranges({list(self)!r})"
+    @property
+    def sizes(self) -> array | list[int]:
+        return self._b
 
 
 def range_columns(ranges: Sequence[tuple[int, int, int]]) -> tuple[list[int], Sequence[int]]:
