@@ -29,3 +29,9 @@ def blocks_outside(firsts: Sequence[int], ends: Sequence[int], limit: int) -> by
     if all(map(le, firsts, ends)) and max(ends, default=limit) <= limit:
         return None
     return bytes(map(or_, map(gt, firsts, ends), map(gt, ends, repeat(limit, len(ends)))))
+
+
+def min_fres_len(count: int, asz: int) -> int:
+    """The fewest bytes `count` FREs with `asz`-byte starts take (no data words): a count
+    that needs more than the FRE data left is rejected before any loop runs on it."""
+    return count * (asz + 1)

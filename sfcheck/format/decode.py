@@ -14,7 +14,7 @@ from functools import cache
 from ..errors import DecodeError
 from ..wording import plural
 from . import constants as C
-from .bounds import over_budget
+from .bounds import min_fres_len, over_budget
 from .fre_info_table import INFO
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
@@ -199,10 +199,11 @@ class Decoder:
             raise DecodeError(f"{where}: FRE type {fre_type} is not one of 0, 1, 2",
                               self.fde_offset(index), where, "info")
         limit = self.fre_limit
-        if count * (asz + 1) > limit - pos:
+        need = min_fres_len(count, asz)
+        if need > limit - pos:
             where = f"FDE[{index}]"
             raise DecodeError(
-                f"{where}: {plural(count, 'FRE')} need at least {count * (asz + 1):#x} bytes from "
+                f"{where}: {plural(count, 'FRE')} need at least {need:#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
         lens, unpacks = _fre_shapes(h.big_endian, asz)
