@@ -51,7 +51,8 @@ GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors
         "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
         "sfcheck.walk.fre_patterns", "sfcheck.walk.fde_shapes", "sfcheck.walk.fast",
         "sfcheck.format.fde_table",
-        "sfcheck.walk.context", "sfcheck.rules.registry", "sfcheck.format.model",
+        "sfcheck.walk.context", "sfcheck.walk.columns", "sfcheck.rules.registry",
+        "sfcheck.format.model",
         "sfcheck.format.constants", "sfcheck.format.abi")
 
 # Branch coverage only: comparison tracing was 324 of ~1,400 callbacks per execution and

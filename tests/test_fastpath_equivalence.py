@@ -4,7 +4,7 @@ Both are the product's: `check_section(ctx, fast=False)` runs every FDE through 
 decoder and the checks beside the rules (rules/fde.py, fre.py, layout.py);
 `check_section(ctx)` lets walk/fast.Table accept runs of FDEs in bulk. The
 tests compare them (findings in order, function ranges, header) on hypothesis-generated
-sections, damaged copies of them, large synthetic sections (bench/synth.py) with bytes
+sections, damaged copies of them, large synthetic sections (tests/synth.py) with bytes
 flipped where the fast path decides, every SFrame section of the corpus (held-in
 hostile cases included) and of the upstream test data, and damaged copies of those.
 """
@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.synth import encode_tiled, plan
 from sfcheck.elf.loader import load_elf
 from sfcheck.errors import DecodeError, ElfError
 from sfcheck.format import constants as C
@@ -33,6 +32,7 @@ from sfcheck.walk.section import check_section
 
 from helpers import CORPUS, UPSTREAM, upstream_absent
 from strategies import mutations, permute_blocks, sections
+from synth import encode_tiled, plan
 
 
 @pytest.fixture(scope="module", autouse=True, params=["c-walk", "pure-python"])

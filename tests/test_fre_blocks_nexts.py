@@ -36,7 +36,7 @@ def walk(data: bytes, cuts: list[int], kept: bool) -> list:
                 lambda i, fde: out.append(("decoded", i, fde)))
     except DecodeError as exc:
         out.append(("error", exc.message))
-    return [*out, blocks.budget]
+    return [*out, blocks.walked]
 
 
 @settings(max_examples=150, deadline=None)

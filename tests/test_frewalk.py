@@ -105,9 +105,10 @@ def test_empty_and_huge_bounds() -> None:
 def test_module_optional(monkeypatch) -> None:
     """Without the module (not built, or SFCHECK_PURE_PYTHON set) Table walks with the
     regex, with the same findings on a realistic section with flipped bytes."""
-    from bench.synth import encode_tiled, plan
     from sfcheck.walk.context import SectionContext
     from sfcheck.walk.section import check_section
+
+    from synth import encode_tiled, plan
 
     lay = plan(300, 3, seed=3)
     data = bytearray(encode_tiled(lay))

@@ -29,8 +29,9 @@ from sfcheck.walk.section import check_section
 from helpers import CORPUS
 from strategies import mutated_sections, sections
 
-CONSUMER_IDS = {K.VERSION.id, K.FLAGS_REQUIRED.id, K.AUXHDR.id, K.EMPTY.id, K.OFFSETS.id,
-                K.STARTS.id, K.TEXT.id} | {r.id for r in K.MODEL_RULES.values()}
+CONSUMER_IDS = ({K.READER_VERSION.id, K.READER_FLAGS.id, K.READER_AUXHDR.id, K.READER_EMPTY.id,
+                 K.READER_OFFSETS.id, K.READER_STARTS.id, K.READER_TEXT.id}
+                | {r.id for r in K.MODEL_RULES.values()})
 # The .eh_frame cross-check judges the data, not what a reader accepts: left out of the
 # corpus acceptance tests so they test the profiles alone.
 NO_SEMANTIC = {"disable": {"semantic", "defect"}}
@@ -80,26 +81,26 @@ def with_gap(version: int, gap: int = 8) -> bytes:
 
 # Sections each reader rejects: (profile, rule, section bytes).
 REJECTED = [
-    ("kernel", K.VERSION.id, encode(section(2))),
-    ("kernel", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("kernel", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("kernel", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_SORTED))),
-    ("kernel", K.AUXHDR.id, encode(section(3, auxhdr=b"\0\0\0\0"))),
-    ("kernel", K.EMPTY.id, encode(section(3, []))),
-    ("kernel", K.EMPTY.id, encode(section(3, [FDE(start=0x100, size=0x10,
+    ("kernel", K.READER_VERSION.id, encode(section(2))),
+    ("kernel", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("kernel", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("kernel", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_SORTED))),
+    ("kernel", K.READER_AUXHDR.id, encode(section(3, auxhdr=b"\0\0\0\0"))),
+    ("kernel", K.READER_EMPTY.id, encode(section(3, []))),
+    ("kernel", K.READER_EMPTY.id, encode(section(3, [FDE(start=0x100, size=0x10,
                                                    info=fde_info(C.FRE_TYPE_ADDR1))]))),
-    ("glibc-2.42", K.VERSION.id, encode(section(3))),
-    ("glibc-2.42", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("glibc-2.42", K.FLAGS_REQUIRED.id, encode(section(2, flags=0))),
-    ("glibc-2.42", K.FLAGS_REQUIRED.id, encode(section(2, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("glibc-2.42", K.OFFSETS.id, encode(section(2, fdeoff=8))),
-    ("glibc-2.42", K.OFFSETS.id, with_gap(2)),
-    ("libsframe-2.46", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("libsframe-2.46", K.FLAGS_REQUIRED.id, encode(section(2, flags=C.F_FDE_SORTED))),
-    ("libsframe-2.46", K.FLAGS_REQUIRED.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
-    ("llvm-22", K.VERSION.id, encode(section(3))),
-    ("llvm-22", K.VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
-    ("llvm-22", K.OFFSETS.id, with_gap(2)),
+    ("glibc-2.42", K.READER_VERSION.id, encode(section(3))),
+    ("glibc-2.42", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("glibc-2.42", K.READER_FLAGS.id, encode(section(2, flags=0))),
+    ("glibc-2.42", K.READER_FLAGS.id, encode(section(2, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("glibc-2.42", K.READER_OFFSETS.id, encode(section(2, fdeoff=8))),
+    ("glibc-2.42", K.READER_OFFSETS.id, with_gap(2)),
+    ("libsframe-2.46", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("libsframe-2.46", K.READER_FLAGS.id, encode(section(2, flags=C.F_FDE_SORTED))),
+    ("libsframe-2.46", K.READER_FLAGS.id, encode(section(3, flags=C.F_FDE_FUNC_START_PCREL))),
+    ("llvm-22", K.READER_VERSION.id, encode(section(3))),
+    ("llvm-22", K.READER_VERSION.id, encode(section(1, flags=C.F_FDE_SORTED))),
+    ("llvm-22", K.READER_OFFSETS.id, with_gap(2)),
 ]
 
 
@@ -145,19 +146,19 @@ def test_duplicate_function_starts_kernel_only() -> None:
                 fres=(make_fre(0, [8]),))]
     data = encode(section(3, fdes))
     assert errors(data, "strict") == set()
-    got = [f for f in findings(data, "kernel") if f.rule == K.STARTS.id]
+    got = [f for f in findings(data, "kernel") if f.rule == K.READER_STARTS.id]
     assert len(got) == 1 and got[0].location.fde == 1
-    assert K.STARTS.id not in by_rule(data, "libsframe-2.46")
+    assert K.READER_STARTS.id not in by_rule(data, "libsframe-2.46")
 
 
 def test_relocatable_files_are_not_held_to_runtime_flags() -> None:
     obj = CORPUS / "v3" / "lib.o"
     res = check_elf(obj, options=Options(profile="kernel", **NO_SEMANTIC))
     assert res.error is None and res.sections
-    assert K.FLAGS_REQUIRED.id not in {f.rule for f in res.findings}
+    assert K.READER_FLAGS.id not in {f.rule for f in res.findings}
     # the same header bytes as a bare section (not known to be a .o) are held to them
     raw = load_elf(obj).sections[0].data
-    assert by_rule(raw, "kernel").get(K.FLAGS_REQUIRED.id) == Severity.ERROR
+    assert by_rule(raw, "kernel").get(K.READER_FLAGS.id) == Severity.ERROR
 
 
 def test_text_segments_kernel() -> None:
@@ -170,7 +171,7 @@ def test_text_segments_kernel() -> None:
         h = check_section(ctx)
         assert h is not None and ctx.ranges
         K.check_consumer(ctx, PROFILES[profile], h, replace(info, load_segments=segments))
-        return [f for f in ctx.findings if f.rule == K.TEXT.id]
+        return [f for f in ctx.findings if f.rule == K.READER_TEXT.id]
 
     assert run(info.load_segments, "kernel") == []
     text = next(s for s in info.load_segments if s.flags & 1)
@@ -251,7 +252,7 @@ def test_suppressed_rule_is_reported_once() -> None:
     data = encode(section(2, flags=C.F_FDE_SORTED, fdeoff=8))
     assert by_rule(data).get("layout-fdeoff-nonzero") == Severity.WARNING
     under = by_rule(data, "glibc-2.42")
-    assert "layout-fdeoff-nonzero" not in under and under[K.OFFSETS.id] == Severity.ERROR
+    assert "layout-fdeoff-nonzero" not in under and under[K.READER_OFFSETS.id] == Severity.ERROR
 
 
 def test_suppressed_findings_are_not_counted() -> None:
@@ -284,7 +285,7 @@ def test_profiles_are_documented() -> None:
             assert o.why and o.source
         if name != "strict":
             assert p.sources and all(f.source for f in p.consumer.values())
-            assert K.VERSION.id in p.consumer
+            assert K.READER_VERSION.id in p.consumer
     for rid in CONSUMER_IDS:
         assert RULES[rid].group in ("header", "layout", "fde", "fre", "elf")
         assert any(rid in p.consumer for p in PROFILES.values()), f"{rid} used by no profile"
@@ -304,14 +305,14 @@ def test_the_checker_reads_the_profile_object_the_options_hold() -> None:
     kernel = PROFILES["kernel"]
     takes_v2 = replace(kernel, versions=frozenset({2, 3}))  # same name, other facts
     v2 = encode(section(2))
-    assert K.VERSION.id in errors(v2, "kernel")
+    assert K.READER_VERSION.id in errors(v2, "kernel")
     got = check_section_bytes(v2, options=Options(profile=takes_v2)).findings
-    assert K.VERSION.id not in {f.rule for f in got}
+    assert K.READER_VERSION.id not in {f.rule for f in got}
     so = CORPUS / "v3" / "libcorpus.so"
     takes_v2_only = replace(kernel, versions=frozenset({2}))
-    assert K.VERSION.id not in {f.rule for f in check_elf(so, options=Options(
+    assert K.READER_VERSION.id not in {f.rule for f in check_elf(so, options=Options(
         profile=kernel, **NO_SEMANTIC)).findings}
-    assert K.VERSION.id in {f.rule for f in check_elf(so, options=Options(
+    assert K.READER_VERSION.id in {f.rule for f in check_elf(so, options=Options(
         profile=takes_v2_only, **NO_SEMANTIC)).findings}
 
 
@@ -341,16 +342,16 @@ def test_v3_corpus_kernel_accepts_glibc_llvm_reject(path: Path) -> None:
     assert rules_with(path, "kernel") == set()
     assert rules_with(path, "libsframe-2.46") == set()
     for profile in ("glibc-2.42", "llvm-22"):
-        assert rules_with(path, profile) == {K.VERSION.id}
+        assert rules_with(path, profile) == {K.READER_VERSION.id}
 
 
 @pytest.mark.parametrize("path", V2_LINKED, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_v2_corpus_glibc_llvm_accept_kernel_rejects(path: Path) -> None:
     assert rules_with(path, "glibc-2.42") == set()
     assert rules_with(path, "llvm-22") == set()
-    assert rules_with(path, "kernel") == {K.VERSION.id}
+    assert rules_with(path, "kernel") == {K.READER_VERSION.id}
     # binutils 2.44 output has no PC-relative starts: libsframe 2.46 lookups misread it
-    assert rules_with(path, "libsframe-2.46") == {K.FLAGS_REQUIRED.id}
+    assert rules_with(path, "libsframe-2.46") == {K.READER_FLAGS.id}
 
 
 # CLI end to end.
@@ -390,7 +391,7 @@ def test_cli_profiles_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unwind: Add stacktrace_setup system call" in one and "2026-04-29" in one
     assert main(["profiles", "musl"]) == 2
     capsys.readouterr()
-    assert main(["explain", K.FLAGS_REQUIRED.id]) == 0
+    assert main(["explain", K.READER_FLAGS.id]) == 0
     exp = capsys.readouterr().out
     assert "--profile kernel-v13: error, refuses the section." in exp
     assert "--profile glibc-2.42: error, skips the section." in exp
@@ -457,6 +458,6 @@ def test_valid_sections_every_profile(s: Section) -> None:
         name = p.name
         ids = _ids(data, name)
         if s.header.version not in p.versions:
-            assert set(ids) & CONSUMER_IDS == {K.VERSION.id}
+            assert set(ids) & CONSUMER_IDS == {K.READER_VERSION.id}
         else:
-            assert K.VERSION.id not in ids
+            assert K.READER_VERSION.id not in ids

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf
 from sfcheck.elf.loader import load_elf
-from sfcheck.rules.semantic import check as semantic_check
 from sfcheck.rules.semantic.check import _SectionPass
 from sfcheck.rules.semantic.settle import Settle
 
@@ -97,7 +96,6 @@ def test_emptied_eh_frame_same_findings(monkeypatch, disable: tuple[str, ...]) -
     from sfcheck.walk import context
 
     monkeypatch.setattr(context, "MAX_PER_RULE", 3)
-    monkeypatch.setattr(semantic_check, "MAX_PER_RULE", 3)
     capped = 0
     for path in FILES:
         raw, off, size = _eh_frame_of(path)

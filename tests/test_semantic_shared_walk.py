@@ -105,7 +105,6 @@ def test_same_findings_on_damaged_eh_frame(pick: int, seed: int, flips: int, cap
     """Damaged .eh_frame starts and sizes: FDEs overlapped, partly or not at all, in
     every mix, around the per-rule cap."""
     monkeypatch.setattr(context, "MAX_PER_RULE", cap)
-    monkeypatch.setattr(semantic_check, "MAX_PER_RULE", cap)
     path = WITH_EH[pick % len(WITH_EH)]
     raw, off, size = _eh_frame_of(path)
     rng = random.Random(seed)
@@ -118,7 +117,6 @@ def test_same_findings_on_damaged_eh_frame(pick: int, seed: int, flips: int, cap
 def test_emptied_eh_frame_counts_the_same(monkeypatch, disable: tuple[str, ...]) -> None:
     """No .eh_frame FDE: every SFrame FDE is uncovered and, past the cap, counted in bulk."""
     monkeypatch.setattr(context, "MAX_PER_RULE", 3)
-    monkeypatch.setattr(semantic_check, "MAX_PER_RULE", 3)
     capped = 0
     for path in WITH_EH:
         raw, off, size = _eh_frame_of(path)

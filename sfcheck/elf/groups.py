@@ -15,6 +15,7 @@ import struct
 from sfcheck.elf.constants import SHT_NOBITS, SHT_REL, SHT_RELA
 from sfcheck.elf.headers import PARSE_ERRORS
 from sfcheck.elf.model import ElfFacts, SFrameReloc
+from sfcheck.elf.relocations import RELOC_TYPES
 from sfcheck.errors import ElfError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
@@ -62,6 +63,9 @@ def read_facts(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
             facts["soname"], facts["needed"] = got
         else:
             facts[key] = got
+    if facts.get("relocs"):
+        facts["reloc_names"] = tuple((rtype, kind[0]) for rtype, kind in
+                                     RELOC_TYPES.get(loader.machine, {}).items())
     return ElfFacts(**facts)
 
 

@@ -158,12 +158,14 @@ class SFrameReloc(Record, frozen=True):
 class ElfFacts(Record, frozen=True):
     """What :func:`read_facts` found; every field is empty when its table is absent."""
 
-    __slots__ = ("eh_frame_size", "comdat", "relocs", "soname", "needed", "verdefs")
+    __slots__ = ("eh_frame_size", "comdat", "relocs", "soname", "needed", "verdefs",
+                 "reloc_names")
 
     def __init__(self, eh_frame_size: int | None = None,
                  comdat: tuple[tuple[int, str], ...] = (),
                  relocs: tuple[SFrameReloc, ...] = (), soname: str | None = None,
-                 needed: int = 0, verdefs: tuple[str, ...] = ()) -> None:
+                 needed: int = 0, verdefs: tuple[str, ...] = (),
+                 reloc_names: tuple[tuple[int, str], ...] = ()) -> None:
         # sh_size of .eh_frame (None: no such section, or only SHT_NOBITS)
         self.eh_frame_size = eh_frame_size
         # (member section index, group signature) for members of GRP_COMDAT groups
@@ -172,6 +174,12 @@ class ElfFacts(Record, frozen=True):
         self.soname = soname  # DT_SONAME
         self.needed = needed  # DT_NEEDED entries
         self.verdefs = verdefs  # names of the version definitions (SHT_GNU_verdef)
+        # (r_type, name) of the machine's relocation types, when `relocs` has any: the rules
+        # name types without reading the loader's table
+        self.reloc_names = reloc_names
+
+    def reloc_name(self, rtype: int) -> str:
+        return dict(self.reloc_names).get(rtype, f"type {rtype}")
 
     def group_of(self, index: int) -> str | None:
         return dict(self.comdat).get(index)

@@ -3,7 +3,8 @@
 constants.py and abi.py hold the format's and each ABI's facts; reader.py bounded
 reads; decode.py/encode.py the record-wise codec over model.py; fde_table.py the
 column-wise FDE-table reader (and, via Header.start_base, the one function-start
-formula); fre_blocks.py the regex FRE walk; datawords.py what data words mean.
+formula); fre_blocks.py the regex FRE walk; datawords.py what data words mean;
+fre_info_table.py the FRE info byte decoded once; bounds.py the FRE sub-section bounds.
 """
 
 from . import constants

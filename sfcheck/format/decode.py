@@ -14,6 +14,8 @@ from functools import cache
 from ..errors import DecodeError
 from ..wording import plural
 from . import constants as C
+from .bounds import min_fres_len, over_budget
+from .fre_info_table import INFO
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
 from .reader import Reader
@@ -39,15 +41,14 @@ def _fre_shapes(big_endian: bool, asz: int) -> tuple[tuple[int, ...], tuple[Call
     one comparison per FRE covers both the bounds and the size code."""
     lens: list[int] = []
     unpacks: list[Callable] = []
-    for info in range(256):
-        code = (info >> 5) & 3
-        if code == 3:
+    for fi in INFO:
+        if not fi.valid:
             lens.append(1 << 62)
             unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B").unpack_from)
             continue
-        n, w = (info >> 1) & 0xF, C.WORD_SIZE[code]
-        lens.append(asz + 1 + n * w)
-        unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B" + _WORD_CODE[w] * n).unpack_from)
+        lens.append(asz + 1 + fi.data_len)
+        unpacks.append(_struct(big_endian, _ADDR_CODE[asz] + "B"
+                               + _WORD_CODE[fi.word_size] * fi.count).unpack_from)
     return tuple(lens), tuple(unpacks)
 
 
@@ -198,10 +199,11 @@ class Decoder:
             raise DecodeError(f"{where}: FRE type {fre_type} is not one of 0, 1, 2",
                               self.fde_offset(index), where, "info")
         limit = self.fre_limit
-        if count * (asz + 1) > limit - pos:
+        need = min_fres_len(count, asz)
+        if need > limit - pos:
             where = f"FDE[{index}]"
             raise DecodeError(
-                f"{where}: {plural(count, 'FRE')} need at least {count * (asz + 1):#x} bytes from "
+                f"{where}: {plural(count, 'FRE')} need at least {need:#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
         lens, unpacks = _fre_shapes(h.big_endian, asz)
@@ -234,10 +236,11 @@ class Decoder:
         """The DecodeError of FRE j, whose info byte at pos + asz is read and whose length
         runs past `limit` (or whose size code is 3)."""
         where = f"FDE[{index}].FRE[{j}]"
-        if (info >> 5) & 3 == 3:
+        fi = INFO[info]
+        if not fi.valid:
             raise DecodeError(f"FDE[{index}]: FRE {j} has data-word size code 3 (invalid)",
                               pos + asz, where, "fre_info")
-        n, w = (info >> 1) & 0xF, C.WORD_SIZE[(info >> 5) & 3]
+        n, w = fi.count, fi.word_size
         raise DecodeError(
             f"FDE[{index}]: FRE {j}'s {plural(n, 'data word')} of {plural(w, 'byte')} run past "
             f"the FRE sub-section end {limit:#x}", pos + asz + 1, where, "data words")
@@ -253,12 +256,12 @@ class Decoder:
         h = self.header
         check_fde_array(h, len(self.data))
         check_fre_subsection(h, len(self.data))
-        budget = h.fre_len
+        walked = 0
         for i in range(h.num_fdes):
             fde = self.fde(i)
             first, end = self.fre_span(fde)
-            budget -= end - first
-            if budget < 0:
+            walked += end - first
+            if over_budget(walked, h.fre_len):
                 raise DecodeError(
                     f"FDE[{i}]: FRE blocks of the FDEs so far use more than the "
                     f"{h.fre_len:#x}-byte FRE sub-section: blocks overlap", first,

@@ -12,6 +12,7 @@ import struct
 from ..errors import EncodeError
 from ..wording import plural
 from . import constants as C
+from .fre_info_table import INFO
 from .model import FDE, FRE, Section
 
 
@@ -39,11 +40,11 @@ def _fre_struct(order: str, fre_type: int, info: int, nwords: int) -> struct.Str
     key = (order, fre_type, info, nwords)
     got = _FRE_STRUCTS.get(key, False)
     if got is False:
-        asz, code = C.FRE_ADDR_SIZE.get(fre_type), (info >> 5) & 3
-        if asz is None or code == 3 or (info >> 1) & 0xF != nwords:
+        asz, fi = C.FRE_ADDR_SIZE.get(fre_type), INFO[info]
+        if asz is None or not fi.valid or fi.count != nwords:
             got = None
         else:
-            w = C.WORD_SIZE[code]
+            w = fi.word_size
             got = struct.Struct(order + {1: "B", 2: "H", 4: "I"}[asz] + "B"
                                 + {1: "b", 2: "h", 4: "i"}[w] * nwords)
         if len(_FRE_STRUCTS) > 1 << 14:

@@ -22,8 +22,10 @@ from operator import itemgetter
 
 from ..errors import DecodeError
 from . import constants as C
+from .bounds import block_within, over_budget
 from .decode import Decoder, check_fde_array, check_fre_subsection
 from .fde_table import START_WIDTH, column
+from .fre_info_table import INFO
 from .model import FDE, FRE
 
 Tokens = list[tuple[bytes, bytes]]
@@ -46,10 +48,9 @@ def token_pattern(asz: int) -> re.Pattern[bytes]:
     a byte where none starts (size code 3). Compiled on first use (each costs a few ms of
     a small file's check), for the FRE types a section uses."""
     by_len: dict[int, list[int]] = {}
-    for info in range(256):
-        code = (info >> 5) & 3
-        if code != 3:
-            by_len.setdefault(((info >> 1) & 0xF) * C.WORD_SIZE[code], []).append(info)
+    for info, fi in enumerate(INFO):
+        if fi.valid:
+            by_len.setdefault(fi.data_len, []).append(info)
     alts = [_any_of(infos) + _any(k)
             for k, infos in sorted(by_len.items(), key=lambda kv: (kv[0] == 0, kv[0]))]
     return re.compile(b"(" + _any(asz) + b")(" + b"|".join(alts) + b")|.", re.DOTALL)
@@ -88,7 +89,7 @@ class FreBlocks:
         # toolchains write), read from the table as each run is walked, not kept: a list
         # would cost an int object per FDE for the whole walk.
         self.nexts: Sequence[int] | None = None
-        self.budget = h.fre_len
+        self.walked = 0  # FRE bytes walked so far: bounds.over_budget
         self.attr = C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0
 
     def records(self, begin: int, stop: int) -> Iterator[tuple[int, ...]]:
@@ -129,7 +130,7 @@ class FreBlocks:
             off = rec[2]
             first = fres_start + off
             walk_from = first + attr
-            if off + attr <= fre_len and walk_from <= nxt <= limit:
+            if off + attr <= fre_len and block_within(walk_from, nxt, limit):
                 if attr:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
@@ -138,9 +139,7 @@ class FreBlocks:
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)
                     if len(toks) == nf and all(map(start_of, toks)):
-                        self.budget -= nxt - first  # spend(), inline: this runs per FDE
-                        if self.budget < 0:
-                            raise self._overlap(i, first)
+                        self.spend(i, first, nxt)
                         on_tokens(i, rec, info, info2, found[0], toks)
                         continue
             on_decoded(i, self.decoded(i))
@@ -154,8 +153,8 @@ class FreBlocks:
 
     def spend(self, i: int, first: int, end: int) -> None:
         """Decoder.iter_fdes' bound on the FRE bytes walked (aliasing blocks)."""
-        self.budget -= end - first
-        if self.budget < 0:
+        self.walked += end - first
+        if over_budget(self.walked, self.h.fre_len):
             raise self._overlap(i, first)
 
     def _overlap(self, i: int, first: int) -> DecodeError:
@@ -180,6 +179,6 @@ _WORD_CODE = {1: "b", 2: "h", 4: "i"}
 def token_fre(rest: bytes, big_endian: bool) -> FRE:
     """The FRE (start 0) of a token's info + data-word bytes; the token pattern made sure
     the bytes are exactly what the info byte says."""
-    info = rest[0]
-    code = _WORD_CODE[C.WORD_SIZE[(info >> 5) & 3]] * ((info >> 1) & 0xF)
-    return FRE(0, info, struct.unpack((">" if big_endian else "<") + code, rest[1:]))
+    fi = INFO[rest[0]]
+    code = _WORD_CODE[fi.word_size] * fi.count
+    return FRE(0, rest[0], struct.unpack((">" if big_endian else "<") + code, rest[1:]))

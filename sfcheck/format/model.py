@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..record import Record
 from . import constants as C
+from .fre_info_table import COUNT, INFO, WORD_SIZE
 
 _HEADER_FIELDS = ("version", "flags", "abi", "fixed_fp", "fixed_ra", "num_fdes", "num_fres",
                   "fre_len", "fdeoff", "freoff", "big_endian", "auxhdr")
@@ -93,23 +94,24 @@ class FRE(Record, frozen=True, compare=("start", "info", "words")):
 
     @property
     def base_sp(self) -> bool:
-        return bool(self.info & 1)
+        return INFO[self.info].base_sp
 
     @property
     def count(self) -> int:
-        return (self.info >> 1) & 0xF
+        return COUNT[self.info]
 
     @property
     def size_code(self) -> int:
-        return (self.info >> 5) & 0x3
+        return INFO[self.info].size_code
 
     @property
     def word_size(self) -> int:
-        return C.WORD_SIZE.get(self.size_code, 1)
+        """Bytes per data word (1 for the invalid size code 3, which no decoded FRE has)."""
+        return WORD_SIZE[self.info] or 1
 
     @property
     def mangled_ra(self) -> bool:
-        return bool(self.info & 0x80)
+        return INFO[self.info].mangled_ra
 
     @property
     def ra_undefined(self) -> bool:

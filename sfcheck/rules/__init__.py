@@ -1,40 +1,42 @@
 """The rule catalogue and the checks that emit findings under each rule ID.
 
-One module per group (header, layout, fde, fre, elf, semantic, defect, consumer): its
-rule declarations, its check and the small pure predicates the check uses. The walk
-that drives the structural groups over one SFrame section is sfcheck/walk/.
+One module per group, each declaring its group's rules and holding its check and the small
+pure predicates the check uses: header, layout, fde, fre, elf, semantic (the package's
+catalog), defect. consumer.py runs the rules about one reader's behaviour (declared in their
+groups' modules), coverage.py and linkable.py are checks of the elf and header groups too
+big to sit in those modules. The walk that drives the structural groups over one SFrame
+section is sfcheck/walk/.
 """
 
-from . import (  # noqa: F401  (registers the rules)
-    consumer,
-    coverage,
+from . import (
+    consumer,  # noqa: F401  (a check, loaded with the rest)
+    coverage,  # noqa: F401
     defect,
     elf,
     fde,
     fre,
     header,
     layout,
-    linkable,
-    semantic,
+    linkable,  # noqa: F401
 )
-from .registry import DECLARED, GROUPS, RULES, Rule  # noqa: F401  (GROUPS: re-exported)
+from .registry import GROUPS, RULES, Rule  # noqa: F401  (GROUPS: re-exported)
+from .semantic import catalog as semantic
 
-# The catalogue's order (SARIF's rule list, ties in the summary; `sfcheck rules` groups
-# it) is fixed here, module by module (as they were first loaded when every import was
-# eager: defect loads the semantic catalogue), then in declaration order; not the order
-# the modules happen to be loaded in, which moves whenever an import inside them is made
-# lazy (defect-fre-start-at-size, declared in fre.py, followed whichever of fre and
-# defect was loaded first).
-_MODULES = ("consumer", "coverage", "semantic.catalog", "defect", "elf", "fde", "fre",
-            "header", "layout", "linkable")
-
-
-def _place(r: Rule) -> tuple[int, int]:
-    module, seq = DECLARED[r.id]
-    name = module.removeprefix(__name__ + ".")
-    return (_MODULES.index(name) if name in _MODULES else len(_MODULES), seq)
+# The module that declares each group's rules, in the catalogue's order (`sfcheck rules`,
+# SARIF's rule list, ties in the summary): by group, then as the module declares them.
+# Declared here rather than taken from the order modules load in, which moves whenever an
+# import inside them is made lazy.
+GROUP_MODULES = {"header": header, "layout": layout, "fde": fde, "fre": fre, "elf": elf,
+                 "semantic": semantic, "defect": defect}
 
 
-_ORDERED = sorted(RULES.values(), key=_place)
-RULES.clear()
-RULES.update((r.id, r) for r in _ORDERED)
+def _order() -> None:
+    """RULES by GROUPS, each group as its module declares it (every rule of a group is
+    declared in one module, so the order of registration within a group is that module's)."""
+    declared = {rule_id: k for k, rule_id in enumerate(RULES)}
+    ordered = sorted(RULES.values(), key=lambda r: (GROUPS.index(r.group), declared[r.id]))
+    RULES.clear()
+    RULES.update((r.id, r) for r in ordered)
+
+
+_order()

@@ -18,18 +18,10 @@ from ..elf.model import ElfSFrameInfo
 from ..record import NamedTuple
 from ..walk.context import SectionContext, range_columns
 from ..wording import plural
-from .registry import rule
+from .elf import TEXT_COVERAGE
 
 MAX_LISTED = 8  # ranges named in the message; the byte count covers all of them
 
-COVERAGE = rule(
-    "elf-text-coverage", "elf", "info", "executable bytes no FDE covers",
-    """For each executable PT_LOAD segment, the bytes outside every FDE's [start, start +
-    size): a sample taken there cannot be unwound with SFrame (the kernel falls back to
-    frame pointers, glibc's backtrace to DWARF). Alignment padding between functions is
-    counted too, so 100% is rare even for complete data; large or many ranges point to
-    functions gas skipped or code without CFI.""",
-    "Check gas's warnings for skipped FDEs; add CFI to hand-written assembly.")
 
 
 def uncovered(lo: int, hi: int, ranges: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
@@ -107,7 +99,7 @@ def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> tuple[int, 
             continue
         shown = ", ".join(f"[{a:#x}, {b:#x})" for a, b in first)
         more = f" and {count - MAX_LISTED} more" if count > MAX_LISTED else ""
-        ctx.emit(COVERAGE, f"PT_LOAD[{seg.index}] [{lo:#x}, {hi:#x}): {missing} of "
+        ctx.emit(TEXT_COVERAGE, f"PT_LOAD[{seg.index}] [{lo:#x}, {hi:#x}): {missing} of "
                  f"{plural(hi - lo, 'executable byte')} ({100 * missing / (hi - lo):.1f}%) in "
                  f"{plural(count, 'range')} no FDE covers: {shown}{more}")
     return total, uncovered_total

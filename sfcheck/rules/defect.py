@@ -10,14 +10,14 @@ from __future__ import annotations
 from ..dwarf.cfi import UNDEFINED, EhFde
 from ..elf.model import ElfSFrameInfo, address_set
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import Abi
 from ..format.decode import Decoder, decode_header
 from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule
 from ..format.model import Header
 from ..walk.context import SectionContext
-from . import semantic as S
+from . import semantic
 from .registry import Rule, rule
 
 PLT_GOT_CFA = rule(
@@ -104,6 +104,16 @@ STUBS_ONLY = rule(
     cross-check lists the functions as semantic-no-sframe-fde.""",
     "Build every object with --gsframe and link with the ld of the same binutils (libtool "
     "drops -B from link lines: put the toolchain first in PATH instead).")
+# Checked by rules/fre.py's check_fres with the other FRE start rules.
+FRE_START_AT_SIZE = rule(
+    "defect-fre-start-at-size", "defect", "warning",
+    "FRE starts exactly at the end of its function",
+    """gas emits an FRE whose start equals the function size when a CFI directive follows the
+    last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
+    it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
+    aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
+    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
+    "Nothing to do; the row is unused (a gas fix drops such rows).")
 # What a raw-copied section's wrong starts make the cross-check say.
 _SEMANTIC = ("semantic-cfa-mismatch", "semantic-ra-mismatch", "semantic-fp-mismatch",
              "semantic-no-eh-frame-fde", "semantic-no-sframe-fde")
@@ -111,7 +121,7 @@ _SEMANTIC = ("semantic-cfa-mismatch", "semantic-ra-mismatch", "semantic-fp-misma
 
 # -- mismatch classifiers ---------------------------------------------------------------
 
-def _plt_got(m: S.Mismatch, f: S.Facts) -> tuple[Rule, str] | None:
+def _plt_got(m: semantic.Mismatch, f: semantic.Facts) -> tuple[Rule, str] | None:
     sp = f.abi.sp
     if (m.kind == "CFA" and f.section_of(m.func) == ".plt.got"
             and m.sframe == RegRule(sp, 16, False) and m.eh == RegRule(sp, 8, False)):
@@ -119,30 +129,30 @@ def _plt_got(m: S.Mismatch, f: S.Facts) -> tuple[Rule, str] | None:
     return None
 
 
-def _cfa_register(m: S.Mismatch, f: S.Facts) -> tuple[Rule, str] | None:
+def _cfa_register(m: semantic.Mismatch, f: semantic.Facts) -> tuple[Rule, str] | None:
     abi = f.abi
-    if (m.kind == "CFA" and f.header.version == C.VERSION_1
+    if (m.kind == "CFA" and f.header.version == constants.VERSION_1
             and isinstance(m.eh, RegRule) and m.eh.reg not in (abi.sp, abi.fp)
             and isinstance(m.sframe, RegRule) and m.sframe.reg in (abi.sp, abi.fp)):
         return GAS_CFA_REGISTER, (f"gas 2.40 kept SP/FP rows after the CFA moved to "
-                                  f"{S.reg_name(abi, m.eh.reg)}")
+                                  f"{semantic.reg_name(abi, m.eh.reg)}")
     return None
 
 
-def _outermost(m: S.Mismatch, f: S.Facts) -> tuple[Rule, str] | None:
-    if m.kind == "RA" and m.eh is UNDEFINED and f.header.version <= C.VERSION_2 and (
+def _outermost(m: semantic.Mismatch, f: semantic.Facts) -> tuple[Rule, str] | None:
+    if m.kind == "RA" and m.eh is UNDEFINED and f.header.version <= constants.VERSION_2 and (
             m.sframe is None or isinstance(m.sframe, RegRule)):
         return GAS_OUTERMOST, "the outermost frame is not marked in SFrame"
     return None
 
 
 def _skipped(eh: EhFde, abi: Abi) -> tuple[Rule, str] | None:
-    reason = S.skip_reason(eh, abi)
+    reason = semantic.skip_reason(eh, abi)
     return (GAS_SKIPPED, reason) if reason else None
 
 
-S.CLASSIFIERS.extend((_plt_got, _cfa_register, _outermost))
-S.COVERAGE_CLASSIFIERS.append(_skipped)
+semantic.CLASSIFIERS.extend((_plt_got, _cfa_register, _outermost))
+semantic.COVERAGE_CLASSIFIERS.append(_skipped)
 
 
 # -- section-level defects ------------------------------------------------------------------
@@ -150,7 +160,7 @@ S.COVERAGE_CLASSIFIERS.append(_skipped)
 def _header_bytes(data: bytes, off: int) -> bytes:
     """Just what decode_header reads (fixed header + at most 255 auxiliary bytes): slicing
     the whole tail for each of up to 4096 parts would copy the section thousands of times."""
-    return data[off:off + C.HEADER_SIZE + 0xFF]
+    return data[off:off + constants.HEADER_SIZE + 0xFF]
 
 
 def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
@@ -171,7 +181,7 @@ def concatenated_parts(data: bytes, limit: int = 4096) -> list[int]:
         nxt = end
         while nxt < len(data) and nxt - end < 8 and data[nxt] == 0:
             nxt += 1
-        if data[nxt:nxt + 2] not in (C.MAGIC_LE, C.MAGIC_BE):
+        if data[nxt:nxt + 2] not in (constants.MAGIC_LE, constants.MAGIC_BE):
             break
         try:
             decode_header(_header_bytes(data, nxt))
@@ -239,8 +249,8 @@ def _start_fields(data: bytes, m: int) -> Columns | None:
         return None
     cols = Columns(dec.data, h, 0, m)
     last = max(cols.fre_offs)
-    if h.version == C.VERSION_3:
-        if last + C.V3_ATTR_SIZE > min(h.fre_len, dec.fre_limit - h.fres_start):
+    if h.version == constants.VERSION_3:
+        if last + constants.V3_ATTR_SIZE > min(h.fre_len, dec.fre_limit - h.fres_start):
             return None
     elif last > h.fre_len:
         return None

@@ -6,18 +6,32 @@ from itertools import repeat
 from operator import add, and_, le
 
 from ..elf.model import ElfSFrameInfo, SFrameSection
-from ..format import constants as C
+from ..format import constants
 from ..format.model import Header
 from ..result import SCAN_PATH, FileResult, Finding, Location, Severity, clip
 from ..walk.context import SectionContext, range_columns
 from ..wording import plural
 from .defect import check_discarded
-from .registry import Rule, rule
+from .registry import PROFILE_ONLY, Rule, rule
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+READER_TEXT = rule(
+    "elf-text-segments", "elf", "error", "FDEs start in more than one executable segment",
+    f"""The kernel registers a PT_GNU_SFRAME section once per executable PT_LOAD, with that
+    segment as the text range, and rejects function starts outside it; with
+    CONFIG_SFRAME_VALIDATION every registration then fails. {PROFILE_ONLY}""",
+    "Link the code with SFrame data into one executable segment.")
+TEXT_COVERAGE = rule(
+    "elf-text-coverage", "elf", "info", "executable bytes no FDE covers",
+    """For each executable PT_LOAD segment, the bytes outside every FDE's [start, start +
+    size): a sample taken there cannot be unwound with SFrame (the kernel falls back to
+    frame pointers, glibc's backtrace to DWARF). Alignment padding between functions is
+    counted too, so 100% is rare even for complete data; large or many ranges point to
+    functions gas skipped or code without CFI.""",
+    "Check gas's warnings for skipped FDEs; add CFI to hand-written assembly.")
 NO_SFRAME = rule(
     "elf-no-sframe", "elf", "info", "no SFrame section",
     """The file has no .sframe section (built without -Wa,--gsframe, or its SFrame data was
@@ -125,8 +139,10 @@ def linked(info: ElfSFrameInfo) -> bool:
     return info.e_type in ("ET_EXEC", "ET_DYN")
 
 
-_MACHINES = {C.ABI_AMD64_LE: ("EM_X86_64", True), C.ABI_AARCH64_LE: ("EM_AARCH64", True),
-             C.ABI_AARCH64_BE: ("EM_AARCH64", False), C.ABI_S390X_BE: ("EM_S390", False)}
+_MACHINES = {constants.ABI_AMD64_LE: ("EM_X86_64", True),
+             constants.ABI_AARCH64_LE: ("EM_AARCH64", True),
+             constants.ABI_AARCH64_BE: ("EM_AARCH64", False),
+             constants.ABI_S390X_BE: ("EM_S390", False)}
 
 
 def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
@@ -146,20 +162,20 @@ def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSecti
         return
     want = _MACHINES.get(h.abi)
     if want and (info.e_machine, info.little_endian) != want:
-        ctx.emit(ABI_MACHINE, f"ABI {C.ABI_NAMES[h.abi]} in a {info.e_machine} "
+        ctx.emit(ABI_MACHINE, f"ABI {constants.ABI_NAMES[h.abi]} in a {info.e_machine} "
                  f"{'little' if info.little_endian else 'big'}-endian file", offset=4)
     if sec.segment is not None:
         pass  # no section header: no section type to judge
-    elif h.version == C.VERSION_3 and not sec.gnu_sframe_type:
+    elif h.version == constants.VERSION_3 and not sec.gnu_sframe_type:
         ctx.emit(SECTION_TYPE, f"v3 section of type {sec.sh_type:#x}, expected "
                  "SHT_GNU_SFRAME")
-    elif h.version == C.VERSION_1 and sec.gnu_sframe_type:
+    elif h.version == constants.VERSION_1 and sec.gnu_sframe_type:
         ctx.emit(SECTION_TYPE, "v1 section of type SHT_GNU_SFRAME (binutils 2.40 wrote "
                  "SHT_PROGBITS)")
     if is_linked:
         if not h.sorted:
             ctx.emit(NOT_SORTED, "flags lack SFRAME_F_FDE_SORTED", offset=3)
-        if h.version >= C.VERSION_2 and not h.pcrel:
+        if h.version >= constants.VERSION_2 and not h.pcrel:
             ctx.emit(NOT_PCREL, "flags lack SFRAME_F_FDE_FUNC_START_PCREL", offset=3)
 
 
@@ -301,13 +317,6 @@ _VDSO_SONAMES = ("linux-vdso.so.1", "linux-gate.so.1", "linux-vdso32.so.1",
                  "linux-vdso64.so.1")
 
 
-def _reloc_name(info: ElfSFrameInfo, rtype: int) -> str:
-    from ..elf.relocations import RELOC_TYPES  # only when a finding names a type
-
-    kind = RELOC_TYPES.get(info.machine, {}).get(rtype)
-    return kind[0] if kind else f"type {rtype}"
-
-
 def check_object_relocs(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
                         h: Header | None) -> None:
     """COMDAT targets and relocation types of this section's .rela.sframe (objects)."""
@@ -326,7 +335,7 @@ def check_object_relocs(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSec
     if h is None or info.e_machine not in _START_RELOCS:
         return
     pc32, pc64, none = _START_RELOCS[info.e_machine]
-    want = pc64 if h.version >= C.VERSION_3 else pc32
+    want = pc64 if h.version >= constants.VERSION_3 else pc32
     starts = {h.fdes_start + i * h.fde_size for i in range(min(h.num_fdes, 1 << 20))}
     odd: dict[int, list[int]] = {}
     for r in relocs:
@@ -336,15 +345,15 @@ def check_object_relocs(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSec
             odd.setdefault(r.type, []).append(r.offset)
     for rtype, offs in sorted(odd.items()):
         where = ("not on an FDE start field" if rtype == want
-                 else f"where GNU ld reads {_reloc_name(info, want)}")
+                 else f"where GNU ld reads {info.facts.reloc_name(want)}")
         ctx.emit(RELOC_TYPE, f"{plural(len(offs), 'relocation')} of type "
-                 f"{_reloc_name(info, rtype)} in v{h.version} .rela.sframe, {where} (first "
+                 f"{info.facts.reloc_name(rtype)} in v{h.version} .rela.sframe, {where} (first "
                  f"at +{offs[0]:#x}): GNU ld misreads the function starts; lld, gold and "
                  "mold copy the section as it is", offset=offs[0])
     zig = [r for r in relocs if (info.e_machine, r.type) in _ZIG_UNHANDLED]
     if zig and not odd:
         ctx.emit_as(RELOC_TYPE, Severity.INFO, f"{plural(len(zig), 'relocation')} of type "
-                    f"{_reloc_name(info, zig[0].type)}: zig's self-hosted ELF linker (0.15, "
+                    f"{info.facts.reloc_name(zig[0].type)}: zig's self-hosted ELF linker (0.15, "
                     "0.16) stops with \"unhandled relocation type\"; GNU ld, lld, gold and "
                     "mold link it", offset=zig[0].offset)
 
@@ -368,7 +377,7 @@ def check_vdso(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
         return
     what = f"soname {info.facts.soname}" if info.facts.soname else "LINUX_* versions"
     version = f"v{h.version}" if h is not None else "unreadable"
-    intended = h is not None and h.version >= C.VERSION_3 and bool(info.sframe_segments)
+    intended = h is not None and h.version >= constants.VERSION_3 and bool(info.sframe_segments)
     ctx.emit_as(VDSO_SFRAME, Severity.INFO if intended else VDSO_SFRAME.severity,
                 f"a vDSO ({what}) with a {version} {sec.name}"
                 + (" and PT_GNU_SFRAME: what the kernel's vDSO SFrame support builds"

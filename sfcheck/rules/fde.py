@@ -5,20 +5,65 @@ decoded FDE) and its pure predicates. The fast path (walk/fde_shapes.py) runs
 `check_fde` itself on one probe FDE per distinct shape of the table -- (info, info2,
 rep_size, padding, needed_fre_type(size), num_fres) -- so a new FDE rule is a change
 to this module alone, as long as it reads the function size only through
-`needed_fre_type` (the start and FRE offset are the section walk's business:
-unsorted and overlapping functions are checked in walk/section.py and layout.py).
+`needed_fre_type` (the start and FRE offset are the section walk's business: it
+applies `out_of_order` for fde-unsorted; overlapping functions are layout.py's).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import gt
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import has_pauth
 from ..format.model import FDE, Header
 from ..result import Severity
-from .registry import rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_STARTS = rule(
+    "fde-start-duplicate", "fde", "error", "two FDEs start at the same address",
+    f"""Sorted tables may hold equal starts for strict sfcheck, but the kernel's
+    CONFIG_SFRAME_VALIDATION pass requires strictly increasing function starts and rejects
+    the section. {PROFILE_ONLY}""",
+    "Keep one FDE per function start.")
+MODEL_WRONG_ROW = rule(
+    "fde-reader-wrong-row", "fde", "error", "reader answers a lookup with the wrong row",
+    f"""At this PC the reader returns other CFA/RA/FP rules than the section says (an
+    unsorted table searched as sorted, a PCMASK test compiled out, offsets read unsigned,
+    FREs out of order): it silently mis-unwinds. {MODEL_ONLY}""",
+    "Write sorted FDEs, increasing FRE starts and 4-byte offsets where a narrower unsigned "
+    "read would change the value; or use a fixed reader.")
+MODEL_UNINIT = rule(
+    "fde-reader-uninit", "fde", "error", "reader's lookup reads an uninitialised variable",
+    f"""The reader's answer at this PC depends on a local variable it never set (an FDE
+    without FREs, a first FRE after the function start, an RA offset of 0): garbage on
+    kernels that do not zero-initialise the stack, a failed lookup on those that do.
+    {MODEL_ONLY}""",
+    "Give every FDE a first FRE at offset 0 and an RA rule.")
+MODEL_FAILS = rule(
+    "fde-reader-lookup-fails", "fde", "error", "reader fails a lookup the section answers",
+    f"""The reader returns an error where the section has a row for the PC; for the V3
+    series -EFAULT also removes the whole section from the process. {MODEL_ONLY}""",
+    "See the reason in the message; `sfcheck profiles NAME` lists the reader's checks.")
+MODEL_FAILS_SPEC = rule(
+    "fde-reader-lookup-fails-spec", "fde", "warning",
+    "reader fails where the format marks an outermost or signal frame",
+    f"""SFrame v3 gives an FDE without FREs a meaning (an outermost frame; with the signal
+    bit, a signal frame). The reader fails the lookup instead and the unwinder falls back
+    to frame pointers. {MODEL_ONLY}""",
+    "Nothing to fix in the section; the reader does not implement this part of v3.")
+MODEL_DIV0 = rule(
+    "fde-reader-div-zero", "fde", "error", "reader divides by zero",
+    f"""A PCMASK FDE with rep_size 0: the reader computes the PC offset modulo rep_size
+    without a check (in the kernel: a division-by-zero oops). {MODEL_ONLY}""",
+    "Write the PLT entry size in rep_size.")
+MODEL_GAP_ROW = rule(
+    "fde-reader-gap-row", "fde", "warning", "reader unwinds a PC that no function holds",
+    f"""No FDE covers this PC (a gap between functions, past the last one, below the
+    first), yet the reader answers with a row, reads an uninitialised pointer or reads
+    outside the section. It matters only if code without an FDE runs there (alignment
+    padding never does). {MODEL_ONLY}""",
+    "Emit FDEs for all code (or accept it: padding never runs).")
 FRE_TYPE = rule(
     "fde-fre-type", "fde", "error", "FRE type is not ADDR1, ADDR2 or ADDR4",
     """The low 4 bits of the FDE info byte pick the FRE start-address size: 0, 1 or 2. Any other
@@ -95,12 +140,18 @@ NO_FRES = rule(
 
 def reserved_info_bits(version: int) -> int:
     """FDE info bits that must be 0: bit 6, and bit 7 before v3 gave it the signal flag."""
-    return C.FDE_INFO_UNUSED | (C.FDE_INFO_SIGNAL if version < C.VERSION_3 else 0)
+    signal = constants.FDE_INFO_SIGNAL if version < constants.VERSION_3 else 0
+    return constants.FDE_INFO_UNUSED | signal
 
 
 # A function of size s needs the smallest FRE type whose start address holds s - 1 ...
+# (prev, pc): fde-unsorted fires, the function start is below the previous FDE's. An operator
+# function: walk/fast.py maps it over whole start columns at C speed.
+out_of_order = gt
+
 # s: SIZE_STEPS[t] is the first size FRE type t no longer holds.
-SIZE_STEPS = tuple(1 << 8 * C.FRE_ADDR_SIZE[t] for t in (C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2))
+SIZE_STEPS = tuple(1 << 8 * constants.FRE_ADDR_SIZE[t]
+                   for t in (constants.FRE_TYPE_ADDR1, constants.FRE_TYPE_ADDR2))
 
 
 def needed_fre_type(size: int) -> int:
@@ -116,36 +167,37 @@ def check_fde(ctx, h: Header, fde: FDE, loc: dict) -> None:
     """Every rule on one FDE's own fields."""
     # The info bits are read inline (fre_type, pcmask, pauth_key): this runs per FDE.
     info, v = fde.info, h.version
-    fre_type = info & C.FDE_INFO_FRE_TYPE
-    if fre_type > C.FRE_TYPE_ADDR4:
+    fre_type = info & constants.FDE_INFO_FRE_TYPE
+    if fre_type > constants.FRE_TYPE_ADDR4:
         ctx.emit(FRE_TYPE, f"FRE type {fre_type}", **loc)
-    v3 = v == C.VERSION_3
-    if info & reserved_info_bits(v) or (v3 and fde.info2 & C.FDE_INFO2_UNUSED) or fde.padding:
+    v3 = v == constants.VERSION_3
+    if (info & reserved_info_bits(v) or (v3 and fde.info2 & constants.FDE_INFO2_UNUSED)
+            or fde.padding):
         ctx.emit(RESERVED, f"info {info:#04x}" + (
             f", info2 {fde.info2:#04x}" if v3 else "") + (
             f", padding {fde.padding:#x}" if fde.padding else ""), **loc)
-    if v3 and fde.info2 & C.FDE_INFO2_TYPE > C.FDE_TYPE_FLEX:
+    if v3 and fde.info2 & constants.FDE_INFO2_TYPE > constants.FDE_TYPE_FLEX:
         ctx.emit(FDE_TYPE, f"FDE type {fde.fde_type}", **loc)
-    pcmask = info & C.FDE_INFO_PCMASK
-    if v == C.VERSION_1:
+    pcmask = info & constants.FDE_INFO_PCMASK
+    if v == constants.VERSION_1:
         pass  # v1 FDEs have no rep_size field
     elif pcmask and fde.rep_size == 0:
         ctx.emit(REP_SIZE_ZERO, "PCMASK FDE with rep_size 0", **loc)
     elif not pcmask and fde.rep_size:
         ctx.emit(REP_SIZE_UNUSED, f"rep_size {fde.rep_size} on a PCINC FDE", **loc)
-    if info & C.FDE_INFO_PAUTH_B and not has_pauth(h.abi):
+    if info & constants.FDE_INFO_PAUTH_B and not has_pauth(h.abi):
         ctx.emit(PAUTH_ABI, f"info {info:#04x} selects pauth key B", **loc)
-    if fre_type <= C.FRE_TYPE_ADDR4 and not pcmask:
+    if fre_type <= constants.FRE_TYPE_ADDR4 and not pcmask:
         size = fde.size
         need = needed_fre_type(size)
         if fre_type > need:
-            ctx.emit(FRE_TYPE_SIZE, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} for a "
-                     f"{size}-byte function (ADDR{C.FRE_ADDR_SIZE[need]} holds it)", **loc)
+            ctx.emit(FRE_TYPE_SIZE, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} for a "
+                     f"{size}-byte function (ADDR{constants.FRE_ADDR_SIZE[need]} holds it)", **loc)
         elif fre_type < need:
-            ctx.emit(FRE_TYPE_SMALL, f"ADDR{C.FRE_ADDR_SIZE[fre_type]} cannot address a "
+            ctx.emit(FRE_TYPE_SMALL, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} cannot address a "
                      f"{size}-byte function", **loc)
     if fde.num_fres == 0:
-        if v3 and fde.fde_type == C.FDE_TYPE_DEFAULT:
+        if v3 and fde.fde_type == constants.FDE_TYPE_DEFAULT:
             ctx.emit_as(NO_FRES, Severity.INFO, "no FREs: in v3 this marks an outermost "
                         "frame (RA undefined over the whole function)", **loc)
         elif v3:

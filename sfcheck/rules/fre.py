@@ -4,24 +4,45 @@ The declarations, the check (`check_fres`, run by walk/section.py on each FDE's
 decoded FREs) and the small pure predicates both use: `info_quiet` (no rule objects
 to this fre_info byte), `cfa_offset_ok`, `stack_slot`, `legal_counts`. The fast path
 (walk/fre_patterns.py) builds its byte classes by evaluating these predicates, so a
-new FRE rule changes them here and nowhere else. One fact the fast path states itself,
-vectorised over whole tables: it accepts a PCINC DEFAULT FDE's FRE starts only when the
-first is 0, they strictly increase and the last is below the function size -- a new
-rule on starts must stay silent on such starts (tests/test_fastpath_equivalence.py
-fails otherwise).
+new FRE rule changes them here and nowhere else. The start rules are the functions
+`start_out_of_order`, `first_start_off`, `start_past` (and `starts_ok`, all three over one
+function's starts), which the fast path maps over whole tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
+from operator import ge, truth
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import has_pauth, max_reg
 from ..format.datawords import cfa_offset
+from ..format.fre_info_table import COUNT, INFO
 from ..format.model import FDE, FRE, Header
-from .registry import rule
+from .defect import FRE_START_AT_SIZE
+from .registry import MODEL_ONLY, rule
 
+MODEL_WALK_LOOPS = rule(
+    "fre-reader-walk-loops", "fre", "error", "reader's walker repeats a frame",
+    f"""A row whose CFA does not move above the stack pointer: a walker with no
+    CFA-direction check and no frame cap repeats the frame until its buffer is full.
+    {MODEL_ONLY}""",
+    "CFA offsets from SP are positive in every real ABI.")
+MODEL_WALK_WARN = rule(
+    "fre-reader-warn", "fre", "error", "reader's walker hits a kernel warning",
+    f"""A flex FRE whose RA or FP control word is non-zero without reg_p or deref_p gives
+    the rule "CFA + offset" (not a load); the V3 walker (unwind_user_next_common) has no case
+    for it and executes WARN_ON_ONCE: a kernel warning any process can trigger with its own
+    .sframe (a panic on panic_on_warn systems). {MODEL_ONLY}""",
+    "Set deref_p for a saved register (a CFA-relative slot), or reg_p for a register.")
+MODEL_WALK_STOPS = rule(
+    "fre-reader-walk-stops", "fre", "warning", "reader's unwind guard ends the walk at a row",
+    f"""The V3 walker accepts a row only if the new CFA is strictly above the SP (equal
+    only in the topmost frame) and word-aligned, and reads registers other than SP/FP only
+    in the topmost frame; a row that fails a guard ends the trace when it is met in a
+    deeper frame. {MODEL_ONLY}""",
+    "Expected for DRAP prologues (CFA in another register); otherwise check the CFA offset.")
 SIZE_CODE = rule(
     "fre-size-code", "fre", "error", "FRE data-word size code 3",
     """Bits 5-6 of fre_info give the data-word size: 0, 1, 2 for 1, 2, 4 bytes; 3 is invalid.
@@ -57,16 +78,6 @@ START_BEYOND = rule(
     libsframe asserts start <= size while dumping. A size-0 function with one row at 0 is real
     gas output and valid.""",
     "Fix the function size or drop the row.")
-# A known gas quirk, so it lives in the defect group (rules/defect.py reads the same way).
-START_AT_SIZE = rule(
-    "defect-fre-start-at-size", "defect", "warning",
-    "FRE starts exactly at the end of its function",
-    """gas emits an FRE whose start equals the function size when a CFI directive follows the
-    last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
-    it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
-    aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
-    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
-    "Nothing to do; the row is unused (a gas fix drops such rows).")
 START_BEYOND_REP = rule(
     "fre-start-beyond-rep", "fre", "error", "PCMASK FRE starts beyond the repeated block",
     """In a PCMASK FDE the start is an offset within the rep_size-byte block; a start >=
@@ -113,6 +124,22 @@ S390X_REGNUM = rule(
 FLEX_COUNTS = frozenset({0, 2, 4, 5, 6})  # (control, offset) pairs, RA padding: 5
 
 
+# The FRE-start rules, each stated once, as operator functions so that the fast path
+# (walk/fast.py) maps them over whole tables at C speed; the C walk (walk/_frewalk.c) states
+# them again in C and tests/test_walk_paths.py runs every case through all three.
+start_out_of_order = ge  # (prev, start): fre-start-order fires, start <= prev
+first_start_off = truth  # (first start): fre-first-start fires, start != 0
+start_past = ge  # (start, limit): a start-range rule fires (limit: fde.size, or rep_size)
+
+
+def starts_ok(starts: Sequence[int], size: int) -> bool:
+    """No FRE-start rule fires on these starts of a PCINC function of `size` bytes (what
+    the fast walks accept; a size-0 function with one row at 0 is left to check_fres)."""
+    return not starts or (not first_start_off(starts[0])
+                          and not any(map(start_out_of_order, starts, starts[1:]))
+                          and not start_past(starts[-1], size))
+
+
 def fixed_words(h: Header) -> int:
     """How many of the RA/FP words the header fixes (they are then not in the FREs)."""
     return (h.fixed_ra != 0) + (h.fixed_fp != 0)
@@ -125,16 +152,16 @@ def legal_counts(version: int, fixed: int, flex: bool = False) -> frozenset[int]
     __read_default_fde_fre_datawords); 0 words (RA undefined) since v2."""
     if flex:
         return FLEX_COUNTS
-    return frozenset(range(0 if version >= C.VERSION_2 else 1, 4 - fixed))
+    return frozenset(range(0 if version >= constants.VERSION_2 else 1, 4 - fixed))
 
 
 def info_quiet(info: int, legal: frozenset[int], pauth: bool) -> bool:
     """No rule objects to this fre_info byte alone (fre-datawords-size, fre-word-count,
     fre-mangled-ra-abi)."""
-    n = (info & C.FRE_INFO_COUNT) >> 1
-    width = C.WORD_SIZE.get(info >> C.FRE_INFO_SIZE_SHIFT & 3, 1)
-    return (n * width <= C.MAX_DATAWORD_BYTES and n in legal
-            and (pauth or not info & C.FRE_INFO_MANGLED_RA))
+    fi = INFO[info]
+    # size code 3 is fre-size-code's (the decoder stops there): counted as 1-byte words here
+    return (fi.count * (fi.word_size or 1) <= constants.MAX_DATAWORD_BYTES and fi.count in legal
+            and (pauth or not fi.mangled_ra))
 
 
 @cache
@@ -168,10 +195,10 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
     size = fde.size
     # Starts at or past `limit` need the range rules below; under it none fires.
     if pcmask:
-        limit = fde.rep_size if h.version > C.VERSION_1 and fde.rep_size else 1 << 64
+        limit = fde.rep_size if h.version > constants.VERSION_1 and fde.rep_size else 1 << 64
     else:
         limit = size or 1  # a zero-size function: only a start past 0 is wrong
-    s390x = h.abi == C.ABI_S390X_BE
+    s390x = h.abi == constants.ABI_S390X_BE
     prev = -1
 
     def floc() -> dict:
@@ -183,21 +210,22 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
         info = fre.info
         if not quiet[info]:
             n = fre.count
-            if n * fre.word_size > C.MAX_DATAWORD_BYTES:
+            if n * fre.word_size > constants.MAX_DATAWORD_BYTES:
                 ctx.emit(DATAWORDS_SIZE, f"{n} words of {fre.word_size} bytes", **floc())
             if n not in legal:
-                kind = "FLEX" if flex else f"{C.ABI_NAMES.get(h.abi, 'unknown-ABI')} DEFAULT"
+                abi_name = constants.ABI_NAMES.get(h.abi, 'unknown-ABI')
+                kind = "FLEX" if flex else f"{abi_name} DEFAULT"
                 ctx.emit(WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
                          f"{', '.join(map(str, sorted(legal)))})", **floc())
-            if info & C.FRE_INFO_MANGLED_RA and not pauth:
+            if INFO[info].mangled_ra and not pauth:
                 ctx.emit(MANGLED_ABI, f"fre_info {info:#04x}", **floc())
         start = fre.start
-        if start <= prev:
+        if start_out_of_order(prev, start):
             ctx.emit(START_ORDER, f"start {start:#x} after {prev:#x}", **floc())
         prev = start
-        if j == 0 and start != 0:
+        if j == 0 and first_start_off(start):
             ctx.emit(FIRST_START, f"first row starts at {start:#x}", **floc())
-        if start >= limit:
+        if start_past(start, limit):
             if pcmask:
                 ctx.emit(START_BEYOND_REP, f"start {start:#x} >= rep_size "
                          f"{fde.rep_size}", **floc())
@@ -205,14 +233,14 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
                 ctx.emit(START_BEYOND, f"start {start:#x} > function size {size:#x}",
                          **floc())
             else:  # start == size != 0
-                ctx.emit(START_AT_SIZE, f"start {start:#x} == function size", **floc())
+                ctx.emit(FRE_START_AT_SIZE, f"start {start:#x} == function size", **floc())
         if flex:
             _check_flex(ctx, fre, regs, floc)
-        elif not info & C.FRE_INFO_COUNT:  # no data words
+        elif not COUNT[info]:  # no data words
             pass
         elif s390x:
             _check_default(ctx, h, fre, regs, floc)
-        elif info & C.FRE_INFO_BASE_SP:  # SP-based CFA: word 0 is the offset, unscaled
+        elif INFO[info].base_sp:  # SP-based CFA: word 0 is the offset, unscaled
             cfa = fre.words[0]
             if not cfa_offset_ok(cfa):
                 ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
@@ -251,12 +279,12 @@ def _check_default(ctx, h: Header, fre: FRE, regs: int, floc: Callable[[], dict]
     cfa = cfa_offset(h, fre, False)
     if fre.base_sp and cfa is not None and not cfa_offset_ok(cfa):
         ctx.emit(CFA_OFFSET, f"CFA = SP{cfa:+d}", **floc())
-    if h.abi != C.ABI_S390X_BE:
+    if h.abi != constants.ABI_S390X_BE:
         return
     for k in range(1, fre.count):
         w = fre.words[k]
         if not stack_slot(w):
-            if h.version >= C.VERSION_3:
+            if h.version >= constants.VERSION_3:
                 ctx.emit(S390X_REGNUM, f"word {k} is {w}", **floc())
             elif (w >> 1) > regs or w < 0:
                 ctx.emit(REGISTER, f"word {k} encodes register {w >> 1}", **floc())

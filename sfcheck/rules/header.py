@@ -4,11 +4,39 @@
 from __future__ import annotations
 
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.decode import byte_order, decode_header
 from ..format.model import Header
-from .registry import rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_VERSION = rule(
+    "header-version-unsupported", "header", "error", "SFrame version not read by the reader",
+    f"""Each reader decodes a fixed set of versions: the kernel V3 series only v3, glibc 2.42
+    and LLVM 22 only v2, libsframe 2.46 v2 and v3. Any other version is rejected before the
+    FDEs are read. {PROFILE_ONLY}""",
+    "Rebuild with the toolchain that emits the version the reader takes.")
+READER_FLAGS = rule(
+    "header-flags-required", "header", "error", "header lacks a flag the reader needs",
+    f"""The kernel needs FDE_SORTED and FDE_FUNC_START_PCREL; glibc 2.42 and libsframe's
+    sframe_find_fre binary-search only sorted tables; libsframe 2.46 computes PC-relative
+    starts whatever the flags. Not applied to .o files, which only linkers read. {PROFILE_ONLY}""",
+    "Link with GNU ld (it sorts and sets FDE_SORTED); use binutils 2.45+ for PC-relative "
+    "starts.")
+READER_AUXHDR = rule(
+    "header-auxhdr-rejected", "header", "error", "reader rejects an auxiliary header",
+    f"""sfh_auxhdr_len must be 0 for the kernel, which refuses to register the section
+    otherwise. {PROFILE_ONLY}""",
+    "Write sfh_auxhdr_len = 0.")
+READER_EMPTY = rule(
+    "header-empty-counts", "header", "error", "reader rejects a section without FDEs or FREs",
+    f"""The kernel refuses to register a section whose num_fdes or num_fres is 0.
+    {PROFILE_ONLY}""",
+    "Drop the empty section, or emit the FDEs it should hold.")
+MODEL_REFUSED = rule(
+    "header-reader-refused", "header", "error", "reader refuses to register the section",
+    f"""The modelled reader's registration checks fail, so it never unwinds with this
+    section. The message gives the reader's reason. {MODEL_ONLY}""",
+    "Emit what the reader registers (see `sfcheck profiles NAME`).")
 TOO_SHORT = rule(
     "header-too-short", "header", "error", "section too short for the SFrame header",
     """The preamble and header take 28 bytes, plus sfh_auxhdr_len bytes of auxiliary header,
@@ -69,27 +97,38 @@ AUXHDR = rule(
     libsframe's byte-swapping path refuses a nonzero value, so such sections are unreadable
     there.""",
     "Write sfh_auxhdr_len = 0.")
+OBJECT_VERSION = rule(
+    "object-version-unsupported", "header", "warning",
+    "object's SFrame version is not one the reader takes once linked",
+    """Under a runtime reader's profile (kernel, glibc) a .o is judged by what the linker will
+    make of it. GNU ld merges SFrame inputs of its own version into an output of the same
+    version, and copies inputs of another version raw (wrong function starts) or discards
+    them. An object whose version the reader does not read therefore never contributes
+    SFrame data that reader uses. A warning: the object is not broken, and the linked files
+    of the package carry header-version-unsupported if they inherit the version.""",
+    "Assemble with the toolchain that emits the version the reader takes.")
 
 
 def check_header(ctx, h: Header) -> None:
-    if h.version == C.VERSION_1:
+    if h.version == constants.VERSION_1:
         ctx.emit(VERSION_OBSOLETE, "SFrame v1 (binutils 2.40); 2.46 readers reject it", offset=2)
-    known = C.FLAGS_KNOWN[h.version]
+    known = constants.FLAGS_KNOWN[h.version]
     if h.flags & ~known:
         ctx.emit(FLAGS_UNKNOWN, f"flags {h.flags:#x} have bits {h.flags & ~known:#x} undefined "
                  f"in v{h.version} (defined: {known:#x})", offset=3)
-    if h.abi not in C.ABI_NAMES or (h.version == C.VERSION_1 and h.abi == C.ABI_S390X_BE):
+    if h.abi not in constants.ABI_NAMES or (h.version == constants.VERSION_1
+                                            and h.abi == constants.ABI_S390X_BE):
         ctx.emit(ABI_UNKNOWN, f"ABI {h.abi} is not defined for v{h.version}", offset=4)
-    elif C.ABI_BIG_ENDIAN[h.abi] != h.big_endian:
+    elif constants.ABI_BIG_ENDIAN[h.abi] != h.big_endian:
         order = "big" if h.big_endian else "little"
-        ctx.emit(ABI_ENDIAN, f"ABI {C.ABI_NAMES[h.abi]} is "
-                 f"{'big' if C.ABI_BIG_ENDIAN[h.abi] else 'little'}-endian but the magic says "
-                 f"{order}-endian", offset=4)
-    if h.abi in C.ABI_NAMES:
-        want = -8 if h.abi == C.ABI_AMD64_LE else 0
+        abi_order = "big" if constants.ABI_BIG_ENDIAN[h.abi] else "little"
+        ctx.emit(ABI_ENDIAN, f"ABI {constants.ABI_NAMES[h.abi]} is {abi_order}-endian but the "
+                 f"magic says {order}-endian", offset=4)
+    if h.abi in constants.ABI_NAMES:
+        want = -8 if h.abi == constants.ABI_AMD64_LE else 0
         if h.fixed_ra != want:
-            ctx.emit(FIXED_RA, f"sfh_cfa_fixed_ra_offset is {h.fixed_ra}, {C.ABI_NAMES[h.abi]} "
-                     f"needs {want}", offset=6)
+            ctx.emit(FIXED_RA, f"sfh_cfa_fixed_ra_offset is {h.fixed_ra}, "
+                     f"{constants.ABI_NAMES[h.abi]} needs {want}", offset=6)
     if h.fixed_fp != 0:
         ctx.emit(FIXED_FP, f"sfh_cfa_fixed_fp_offset is {h.fixed_fp}", offset=5)
     if h.auxhdr:
@@ -104,11 +143,11 @@ def read_header(ctx) -> Header | None:
     except DecodeError as exc:
         ctx.emit(TOO_SHORT if len(data) < 2 else BAD_MAGIC, exc.message, offset=0)
         return None
-    if len(data) < C.HEADER_SIZE:
-        ctx.emit(TOO_SHORT, f"{len(data)} bytes; the header alone needs {C.HEADER_SIZE}",
+    if len(data) < constants.HEADER_SIZE:
+        ctx.emit(TOO_SHORT, f"{len(data)} bytes; the header alone needs {constants.HEADER_SIZE}",
                  offset=0)
         return None
-    if data[2] not in C.VERSIONS:
+    if data[2] not in constants.VERSIONS:
         ctx.emit(VERSION_UNKNOWN, f"version byte is {data[2]}", offset=2)
         return None
     try:

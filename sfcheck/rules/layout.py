@@ -9,17 +9,30 @@ runs them in that order.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from operator import add, itemgetter, le
 
-from ..format import constants as C
+from ..format import constants
 from ..format.model import Header
+from ..walk.columns import FdeColumns
 from ..walk.context import Ranges
 from ..wording import plural
-from . import fde as F
-from .registry import rule
+from . import fde as fde_rules
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
+READER_OFFSETS = rule(
+    "layout-offsets-ignored", "layout", "error", "reader assumes the canonical layout",
+    f"""glibc 2.42 places the FDE array right after the header and the FREs right after the
+    FDE array, ignoring sfh_fdeoff and sfh_freoff; LLVM 22 ignores sfh_freoff the same way.
+    Any other layout is valid SFrame but makes these readers read the wrong bytes.
+    {PROFILE_ONLY}""",
+    "Write fdeoff = 0 and freoff = num_fdes * FDE size, as gas and ld do.")
+MODEL_PAST = rule(
+    "layout-reader-past", "layout", "error", "reader reads outside the section",
+    f"""The reader trusts a count or offset and reads bytes outside the section (it knows
+    no section size). {MODEL_ONLY}""",
+    "Keep every count and offset inside the section.")
 FDEOFF_AFTER_FREOFF = rule(
     "layout-fdeoff-after-freoff", "layout", "error", "FDE sub-section starts after the FREs",
     """sfh_fdeoff must not exceed sfh_freoff: the FDE array comes first. This is the only layout
@@ -140,43 +153,24 @@ def check_trailing(ctx, h: Header) -> None:
         first = end + next(k for k, b in enumerate(tail) if b)
         ctx.emit(TRAILING, f"{plural(len(tail), 'byte')} follow the SFrame data, nonzero from "
                  f"{first:#x}" + (" (another SFrame section?)"
-                                  if ctx.data[first:first + 2] in (C.MAGIC_LE, C.MAGIC_BE)
+                                  if ctx.data[first:first + 2] in (constants.MAGIC_LE,
+                                                                   constants.MAGIC_BE)
                                   else ""), offset=first)
 
 
-class Blocks:
-    """The FRE blocks walked, [first, end) of FDE fdes[k], as columns in table order: a
-    (start, end, fde) tuple per block cost ~170 bytes at 1M FDEs, and a toolchain's table
-    is checked without building one (check_overlaps)."""
+class Blocks(FdeColumns):
+    """The FRE blocks walked, [first, end) of each FDE, in table order: a toolchain's table
+    is checked without building a tuple per block (check_overlaps)."""
 
-    __slots__ = ("firsts", "ends", "fdes")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self.firsts = array("q")
-        self.ends = array("q")
-        # Block k's FDE; None while that is FDE k (every FDE so far has its block).
-        self.fdes: array | None = None
+    @property
+    def firsts(self) -> array | list[int]:
+        return self._a
 
-    def __len__(self) -> int:
-        return len(self.firsts)
-
-    def add(self, first: int, end: int, fde: int) -> None:
-        if self.fdes is None and fde != len(self.firsts):
-            self.fdes = array("q", range(len(self.firsts)))
-        self.firsts.append(first)
-        self.ends.append(end)
-        if self.fdes is not None:
-            self.fdes.append(fde)
-
-    def extend(self, fde: int, firsts: Iterable[int], ends: Iterable[int]) -> None:
-        """The blocks of FDEs fde, fde + 1, ... (as many as `firsts`)."""
-        if self.fdes is None and fde != len(self.firsts):
-            self.fdes = array("q", range(len(self.firsts)))
-        n = len(self.firsts)
-        self.firsts.extend(firsts)
-        self.ends.extend(ends)
-        if self.fdes is not None:
-            self.fdes.extend(range(fde, fde + len(self.firsts) - n))
+    @property
+    def ends(self) -> array | list[int]:
+        return self._b
 
     def disjoint(self, next_start: Sequence[int] | None) -> bool:
         """True when no two blocks share a byte, by C-level tests that need no sort: each
@@ -211,8 +205,8 @@ def check_overlaps(ctx, blocks: Blocks, ranges: Sequence[tuple[int, int, int]],
     ranges = [] if _in_order(ranges) else sorted(r for r in ranges if r[1] > 0)
     for (p1, z1, i1), (p2, _z2, i2) in zip(ranges, ranges[1:], strict=False):
         if p2 < p1 + z1:
-            ctx.emit(F.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside FDE {i1}'s "
-                     f"[{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
+            ctx.emit(fde_rules.OVERLAP, f"function [{p2:#x}, ...) of FDE {i2} starts inside "
+                     f"FDE {i1}'s [{p1:#x}, {p1 + z1:#x})", fde=i2, pc=p2)
 
 
 def _in_order(ranges: Sequence[tuple[int, int, int]]) -> bool:

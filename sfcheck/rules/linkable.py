@@ -23,18 +23,7 @@ from ..format.model import Header
 from ..profiles import NO_OBJECTS, Profile
 from ..result import Severity
 from ..walk.context import SectionContext
-from .registry import rule
-
-OBJECT_VERSION = rule(
-    "object-version-unsupported", "header", "warning",
-    "object's SFrame version is not one the reader takes once linked",
-    """Under a runtime reader's profile (kernel, glibc) a .o is judged by what the linker will
-    make of it. GNU ld merges SFrame inputs of its own version into an output of the same
-    version, and copies inputs of another version raw (wrong function starts) or discards
-    them. An object whose version the reader does not read therefore never contributes
-    SFrame data that reader uses. A warning: the object is not broken, and the linked files
-    of the package carry header-version-unsupported if they inherit the version.""",
-    "Assemble with the toolchain that emits the version the reader takes.")
+from .header import OBJECT_VERSION
 
 # Strict rule groups whose subject the linker rewrites when it merges objects.
 _REWRITTEN = ("header-", "layout-", "elf-")

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..record import Record
 from ..result import Severity
+
+# Explanation tails of the rules about one reader's behaviour (rules/consumer.py runs them),
+# which are declared in their groups' modules.
+PROFILE_ONLY = """Reported only under a consumer profile (--profile); `sfcheck profiles` and
+`sfcheck explain` list which readers reject it and the source each fact comes from."""
+MODEL_ONLY = """Computed by running a model of the reader's code (sfcheck/readers/) and
+sfcheck's reference lookup on the same PCs: function starts, row starts, last bytes, the
+byte after each function and below the lowest one. Reported only under a profile with a
+model (kernel-rfc-2023, kernel)."""
 
 GROUPS = ("header", "layout", "fde", "fre", "elf", "semantic", "defect")
 
@@ -23,9 +30,9 @@ class Rule(Record, frozen=True):
         self.hint = hint  # how to fix it
 
 
+# Filled as the group modules declare their rules; rules/__init__ then puts it in catalogue
+# order (by group, then as each group's module declares them).
 RULES: dict[str, Rule] = {}
-# rule ID -> (declaring module, declaration number): the catalogue's order (rules/__init__)
-DECLARED: dict[str, tuple[str, int]] = {}
 
 
 def rule(id: str, group: str, severity: str, title: str, explanation: str, hint: str) -> Rule:
@@ -36,5 +43,4 @@ def rule(id: str, group: str, severity: str, title: str, explanation: str, hint:
     r = Rule(id, group, Severity.parse(severity), title, " ".join(explanation.split()),
              " ".join(hint.split()))
     RULES[id] = r
-    DECLARED[id] = (sys._getframe(1).f_globals.get("__name__", ""), len(DECLARED))
     return r

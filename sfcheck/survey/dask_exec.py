@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..errors import SfcheckError
 from .work import survey_package
 
 _WINDOW_PER_THREAD = 4  # tasks submitted ahead per worker thread
 
 
-class DaskUnavailable(Exception):
+class DaskUnavailable(SfcheckError):
     pass
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..errors import SfcheckError
 from .repo import PackageRef
 from .work import CONSUMERS
 
@@ -72,7 +73,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class DBError(Exception):
+class DBError(SfcheckError):
     """A database that cannot be used (newer schema, not a survey database, disk full)."""
 
 

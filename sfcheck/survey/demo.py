@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..errors import SfcheckError
 from .debrepo import Pkg, write_repo
 
 # ./corpus when run from a checkout (or a directory linking one), else the source tree's.
@@ -26,7 +27,7 @@ CORPUS = Path("corpus") if Path("corpus/v3").is_dir() else \
 CHANGED = ("libcorpus1/amd64", "corpus-tools/amd64", "llvm-tool/amd64")
 
 
-class DemoError(Exception):
+class DemoError(SfcheckError):
     pass
 
 

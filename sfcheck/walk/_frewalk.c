@@ -4,9 +4,10 @@
  * verdicts(data, walk_from, ends, types, nfs, sizes, bad, spec) walks, for every FDE i
  * with bad[i] == 0, data[walk_from[i]:ends[i]] as FREs and sets bad[i] = 1 unless the
  * regex path would accept the FDE: the bytes split exactly into FREs that
- * fre_patterns.fre_pattern accepts, their count is nfs[i], and (types 0-2) the starts are
- * 0 first, strictly increasing and below sizes[i]. Which info bytes and data words are
- * acceptable is not decided here: `spec` is fre_patterns.walk_spec's tables, built from
+ * fre_patterns.fre_pattern accepts, their count is nfs[i], and (types 0-2) the starts pass
+ * rules/fre.py's starts_ok (restated in walk_one below: tests/test_walk_paths.py runs
+ * every case through that function, the reference check, the regex walk and this one).
+ * Which info bytes and data words are acceptable is not decided here: `spec` is fre_patterns.walk_spec's tables, built from
  * the same predicates as the regex. Layout: SPEC_* below, mirrored from fre_patterns.py.
  */
 #define PY_SSIZE_T_CLEAN

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from operator import eq, itemgetter
+from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
-from ..rules.registry import Rule
 from ..wording import plural
+from .columns import FdeColumns
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    # Only a type here: importing the rules package would load every rule module, which
+    # import this one (a cycle when a caller imports the context first).
+    from ..rules.registry import Rule
 
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
 _UNDECIDED = object()
@@ -24,77 +30,20 @@ def enable_all(rule: Rule) -> bool:
     return True
 
 
-class Ranges(Sequence[tuple[int, int, int]]):
-    """The function ranges (pc, size, fde) of the FDEs read, in table order, kept as
-    columns: a tuple per FDE cost ~150 bytes (1M FDEs: 150 MB) from the structure check to
-    the last consumer. Reads as a sequence of those tuples, made as they are read."""
+class Ranges(FdeColumns):
+    """The function ranges (pc, size, fde) of the FDEs read, in table order, kept from the
+    structure check to the last consumer."""
 
-    __slots__ = ("pcs", "sizes", "fdes")
+    __slots__ = ()
+    CODES = ("q", "I")
 
-    def __init__(self, items: Iterable[tuple[int, int, int]] = ()) -> None:
-        # Starts at or past 2**63 (kernel addresses) or sizes past 2**32 (hand-made input)
-        # turn a column into a list.
-        self.pcs: array | list[int] = array("q")
-        self.sizes: array | list[int] = array("I")
-        # Range k's FDE; None while that is FDE k (every FDE so far has its range).
-        self.fdes: array | None = None
-        for pc, size, fde in items:
-            self.add(pc, size, fde)
+    @property
+    def pcs(self) -> array | list[int]:
+        return self._a
 
-    def add(self, pc: int, size: int, fde: int) -> None:
-        if self.fdes is None and fde != len(self.pcs):
-            self.fdes = array("q", range(len(self.pcs)))
-        try:
-            self.pcs.append(pc)
-        except OverflowError:
-            self.pcs = [*self.pcs, pc]
-        try:
-            self.sizes.append(size)
-        except OverflowError:
-            self.sizes = [*self.sizes, size]
-        if self.fdes is not None:
-            self.fdes.append(fde)
-
-    def extend(self, fde: int, pcs: Sequence[int], sizes: Sequence[int]) -> None:
-        """The ranges of FDEs fde, fde + 1, ... (as many as `pcs`)."""
-        if self.fdes is None and fde != len(self.pcs):
-            self.fdes = array("q", range(len(self.pcs)))
-        n = len(self.pcs)
-        try:
-            self.pcs.extend(pcs)
-        except OverflowError:  # array.extend stops at the first value that does not fit
-            self.pcs = [*self.pcs[:n], *pcs]
-        try:
-            self.sizes.extend(sizes)
-        except OverflowError:
-            self.sizes = [*self.sizes[:n], *sizes]
-        if self.fdes is not None:
-            self.fdes.extend(range(fde, fde + len(pcs)))
-
-    def __len__(self) -> int:
-        return len(self.pcs)
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        fdes = range(len(self.pcs)) if self.fdes is None else self.fdes
-        return zip(self.pcs, self.sizes, fdes, strict=True)
-
-    def __getitem__(self, k):  # type: ignore[override]
-        if isinstance(k, slice):
-            return list(self)[k]
-        pc, size = self.pcs[k], self.sizes[k]  # IndexError out of range
-        if self.fdes is not None:
-            return (pc, size, self.fdes[k])
-        return (pc, size, k + len(self.pcs) if k < 0 else k)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(eq, self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Ranges({list(self)!r})"
+    @property
+    def sizes(self) -> array | list[int]:
+        return self._b
 
 
 def range_columns(ranges: Sequence[tuple[int, int, int]]) -> tuple[list[int], Sequence[int]]:
@@ -105,11 +54,25 @@ def range_columns(ranges: Sequence[tuple[int, int, int]]) -> tuple[list[int], Se
     return list(map(itemgetter(0), ranges)), list(map(itemgetter(1), ranges))
 
 
+class Reporter:
+    """Where a check's findings go: `emit` (at the rule's severity) is `emit_as`, which each
+    kind of reporter implements -- SectionContext keeps findings, walk/fde_shapes' probe
+    only notes that one was emitted."""
+
+    __slots__ = ()
+
+    def emit(self, rule: Rule, message: str, **where: int | None) -> None:
+        self.emit_as(rule, rule.severity, message, **where)
+
+    def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
+        raise NotImplementedError
+
+
 _CONTEXT_FIELDS = ("path", "name", "vma", "data", "enabled", "severity_for", "findings",
                    "counts", "ranges", "relocatable", "claimed", "fres_walked")
 
 
-class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not shown
+class SectionContext(Reporter, Record, shown=_CONTEXT_FIELDS):  # not shown: block_ends, decided
     __slots__ = (*_CONTEXT_FIELDS, "block_ends", "decided")
 
     def __init__(self, path: str, name: str, vma: int, data: bytes,
@@ -156,9 +119,6 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
         for rule_id in rule_ids:
             self.counts.pop(rule_id, None)
 
-    def emit(self, rule: Rule, message: str, **where: int | None) -> None:
-        self.emit_as(rule, rule.severity, message, **where)
-
     def emit_as(self, rule: Rule, severity: Severity, message: str, **where: int | None) -> None:
         """Emit under `rule` with a severity the context decides (e.g. .o vs linked file).
         The decision is cached per (rule, severity): a damaged section emits thousands."""
@@ -173,6 +133,27 @@ class SectionContext(Record, shown=_CONTEXT_FIELDS):  # block_ends, decided not 
         if count <= MAX_PER_RULE:
             self.findings.append(Finding(rid, sev, message,
                                          Location(self.path, self.name, **where)))
+
+    def count_only(self, rule: Rule) -> bool:
+        """True when a finding of `rule` (at its own severity) would not be kept: the rule
+        is off or claimed (then emit drops it), or past the per-rule cap (then it is
+        counted here, as emit would). Its message need not be built then."""
+        key = (rule.id, rule.severity)
+        if key not in self.decided:
+            return False  # the first one: emit decides
+        if self.decided[key] is None or rule.id in self.claimed:
+            return True
+        n = self.counts.get(rule.id, 0)
+        if n < MAX_PER_RULE:
+            return False
+        self.counts[rule.id] = n + 1
+        return True
+
+    def count_more(self, rule: Rule, n: int) -> None:
+        """`n` more findings of `rule` past the cap (once count_only said so): counted, not
+        kept, unless the rule is off or claimed."""
+        if self.decided[(rule.id, rule.severity)] is not None and rule.id not in self.claimed:
+            self.counts[rule.id] += n
 
     def _decide(self, rule: Rule, severity: Severity) -> Severity | None:
         """The severity a finding of `rule` is reported with here (None: not reported)."""

@@ -1,6 +1,6 @@
 """Which FDEs the fast path must leave to the reference pass, asked of rules/fde.py.
 
-F.check_fde itself decides, run on one probe FDE per distinct shape (SHAPE) with a
+fde_rules.check_fde itself decides, run on one probe FDE per distinct shape (SHAPE) with a
 context that only notes whether it emitted; the fast path adds what its patterns
 cannot walk (PCMASK, FRE types above ADDR4, FDE types other than DEFAULT).
 """
@@ -13,9 +13,10 @@ from itertools import compress, product, repeat
 from math import prod
 from operator import add, ge
 
-from ..format import constants as C
+from ..format import constants
 from ..format.model import FDE, Header
-from ..rules import fde as F
+from ..rules import fde as fde_rules
+from .context import Reporter
 
 # bytes.translate tables: byte value == FRE type t -> 1.
 EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
@@ -24,8 +25,8 @@ EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]
 def fast_fre_type(info: int) -> int:
     """The FRE type of an FDE info byte whose FREs the patterns can walk (PCINC, type
     0-2), or 255. Whether check_fde objects to the byte is asked of check_fde itself."""
-    t = info & C.FDE_INFO_FRE_TYPE
-    return t if not info & C.FDE_INFO_PCMASK and t <= C.FRE_TYPE_ADDR4 else 255
+    t = info & constants.FDE_INFO_FRE_TYPE
+    return t if not info & constants.FDE_INFO_PCMASK and t <= constants.FRE_TYPE_ADDR4 else 255
 
 
 @cache
@@ -34,18 +35,16 @@ def type_table() -> bytes:
     return bytes(map(fast_fre_type, range(256)))
 
 
-class _Probe:
-    """A context that only notes whether a check emitted."""
+class _Probe(Reporter):
+    """A reporter that only notes whether a check emitted."""
 
     __slots__ = ("hit",)
 
     def __init__(self) -> None:
         self.hit = False
 
-    def emit(self, *args: object, **where: object) -> None:
+    def emit_as(self, *args: object, **where: object) -> None:
         self.hit = True
-
-    emit_as = emit
 
 
 SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
@@ -59,7 +58,7 @@ def _verdicts(h: Header) -> dict[tuple[int, ...], bool]:
 
 
 def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
-    """True when an FDE of this shape must take the reference path: F.check_fde emits on
+    """True when an FDE of this shape must take the reference path: fde_rules.check_fde emits on
     a probe FDE of that shape, or the patterns cannot walk its FREs (PCMASK, FRE type > 2,
     not DEFAULT)."""
     cache = _verdicts(h)
@@ -67,10 +66,10 @@ def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
     if got is None:
         info, info2, rep, pad, need, nf = shape
         probe = _Probe()
-        F.check_fde(probe, h, FDE(0, (0, *F.SIZE_STEPS)[need], info, rep_size=rep,
+        fde_rules.check_fde(probe, h, FDE(0, (0, *fde_rules.SIZE_STEPS)[need], info, rep_size=rep,
                                   info2=info2, padding=pad, num_fres=nf), {})
         got = cache[shape] = (probe.hit or fast_fre_type(info) == 255
-                              or info2 & C.FDE_INFO2_TYPE != C.FDE_TYPE_DEFAULT)
+                              or info2 & constants.FDE_INFO2_TYPE != constants.FDE_TYPE_DEFAULT)
     return got
 
 
@@ -79,7 +78,7 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
     """0/1 flags per FDE, in layers to OR together: must the FDE take the reference path
     (_verdict of its shape)?
 
-    F.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
+    fde_rules.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
     work off clean tables: columns holding one value are fixed; the needed FRE type is
     a function of the FRE type when each type's functions all need the same one; and
     when the verdict over all combinations of the values present is an OR of per-column
@@ -90,14 +89,14 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
     for t in range(3):
         sel = list(compress(sizes, types.translate(EQ[t])))
         if sel:
-            lo, hi = F.needed_fre_type(min(sel)), F.needed_fre_type(max(sel))
+            lo, hi = fde_rules.needed_fre_type(min(sel)), fde_rules.needed_fre_type(max(sel))
             if lo != hi:
                 need_by_type = None
                 break
             need_by_type[t] = lo
     need_of_info: list[int] = []
     if need_by_type is None:
-        s1, s2 = F.SIZE_STEPS
+        s1, s2 = fde_rules.SIZE_STEPS
         columns["need"] = list(map(add, map(ge, sizes, repeat(s1, n)),
                                    map(ge, sizes, repeat(s2, n))))
     else:  # not a column: follows from the info byte

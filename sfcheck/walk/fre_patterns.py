@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import has_pauth
-from ..rules import fre as R
+from ..format.fre_info_table import INFO
+from ..rules import fre as fre_rules
 
 
 def _cls(values: list[int] | range) -> bytes:
@@ -51,7 +52,7 @@ def _sext(value: int, width: int) -> int:
 @cache  # pure; fre_pattern asks it once per SP-based info byte (18 per pattern)
 def _cfa_classes(width: int, abi: int) -> tuple[list[int], list[int], list[int]]:
     """The byte classes of a stored SP-based CFA word that fre-cfa-offset accepts, from
-    R.cfa_offset_ok over the stored value as the ABI scales it: (low, top, neg). One
+    fre_rules.cfa_offset_ok over the stored value as the ABI scales it: (low, top, neg). One
     byte: `low` holds every accepted value (tried as signed). Wider: a word whose bytes
     below the top one are free is accepted when its low byte is in `low` and its top
     byte in `top` (with the other bytes 0), or -- for negative words -- when it is a
@@ -59,7 +60,7 @@ def _cfa_classes(width: int, abi: int) -> tuple[list[int], list[int], list[int]]
     over the edge values, and the equivalence test covers the rest. Written once for
     the regex (_cfa_word) and the C walk's tables (walk_spec)."""
     def ok(stored: int) -> bool:
-        return R.cfa_offset_ok(cfa_scale_abi(abi, stored))
+        return fre_rules.cfa_offset_ok(cfa_scale_abi(abi, stored))
 
     if width == 1:
         return [b for b in range(256) if ok(_sext(b, 1))], [], []
@@ -93,17 +94,17 @@ def _cfa_word(width: int, big: bool, abi: int) -> bytes:
 
 def cfa_scale_abi(abi: int, stored: int) -> int:
     """A stored CFA word as bytes (datawords.cfa_scale, by ABI number)."""
-    return C.s390x_cfa_decode(stored) if abi == C.ABI_S390X_BE else stored
+    return constants.s390x_cfa_decode(stored) if abi == constants.ABI_S390X_BE else stored
 
 
 def _slot_bytes() -> list[int]:
-    """Low bytes of the s390x RA/FP words R.stack_slot accepts (it looks at no other)."""
-    return [b for b in range(256) if R.stack_slot(b)]
+    """Low bytes of the s390x RA/FP words fre_rules.stack_slot accepts (it looks at no other)."""
+    return [b for b in range(256) if fre_rules.stack_slot(b)]
 
 
 @cache
 def _slot_word(width: int, big: bool) -> bytes:
-    """s390x RA/FP words that R.stack_slot accepts."""
+    """s390x RA/FP words that fre_rules.stack_slot accepts."""
     low = _cls(_slot_bytes())
     if width == 1:
         return low
@@ -115,23 +116,20 @@ def pattern_abi(abi: int) -> int:
     """An ABI with the facts fre_pattern reads (pointer authentication, s390x CFA scaling
     and register words): one compiled pattern per class, not per ABI byte value (fuzzed
     headers hold all 256)."""
-    if abi == C.ABI_S390X_BE or has_pauth(abi):
+    if abi == constants.ABI_S390X_BE or has_pauth(abi):
         return abi
-    return C.ABI_AMD64_LE
+    return constants.ABI_AMD64_LE
 
 
 def _fre_shapes(abi: int, version: int, fixed: int) -> list[tuple[int, int, int, bool, bool]]:
     """(info, word size, word count, first word an SP-based CFA word, later words s390x
     RA/FP slots) for every info byte a finding-free DEFAULT FRE may have."""
-    s390x = abi == C.ABI_S390X_BE
-    quiet = R.quiet_infos(R.legal_counts(version, fixed), has_pauth(abi))
+    s390x = abi == constants.ABI_S390X_BE
+    quiet = fre_rules.quiet_infos(fre_rules.legal_counts(version, fixed), has_pauth(abi))
     out = []
-    for info in range(256):
-        code = info >> C.FRE_INFO_SIZE_SHIFT & 3
-        if code not in C.WORD_SIZE or not quiet[info]:
-            continue
-        n = (info & C.FRE_INFO_COUNT) >> 1
-        out.append((info, C.WORD_SIZE[code], n, bool(info & C.FRE_INFO_BASE_SP), s390x))
+    for info, fi in enumerate(INFO):
+        if fi.valid and quiet[info]:
+            out.append((info, fi.word_size, fi.count, fi.base_sp, s390x))
     return out
 
 

@@ -19,26 +19,27 @@ from itertools import accumulate
 from operator import sub
 
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
+from ..format.bounds import over_budget
 from ..format.decode import Decoder
 from ..format.fde_table import block_ends_distinct
 from ..format.layout import fre_size
 from ..format.model import FRE, Header
-from ..rules import fde as F
-from ..rules import fre as R
-from ..rules import header as H
-from ..rules import layout as L
+from ..rules import fde as fde_rules
+from ..rules import fre as fre_rules
+from ..rules import header as header_rules
+from ..rules import layout as layout_rules
 from .context import SectionContext
-from .fast import Table
+from .fast import Table, TableSource
 
 
 def check_section(ctx: SectionContext, fast: bool = True) -> Header | None:
     """Run every structural rule; returns the header when it could be read. `fast=False`
     checks every FDE on the reference path (the findings are the same)."""
-    h = H.read_header(ctx)
+    h = header_rules.read_header(ctx)
     if h is None:
         return None
-    H.check_header(ctx, h)
+    header_rules.check_header(ctx, h)
     if h.num_fdes > NO_GC_MIN:
         with no_gc():
             _walk(ctx, h, fast)
@@ -65,18 +66,19 @@ def no_gc() -> Iterator[None]:
 
 
 def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
-    readable = L.check_layout(ctx, h)
+    readable = layout_rules.check_layout(ctx, h)
     dec = Decoder(ctx.data, h)
-    st = _Walk(field_relative=h.pcrel or ctx.relocatable, complete=readable == h.num_fdes)
+    state = _Walk(field_relative=h.pcrel or ctx.relocatable, complete=readable == h.num_fdes)
     if readable:
-        _walk_fdes(ctx, h, dec, readable, st, fast)
-    if st.complete:
-        L.check_totals(ctx, h, st.total_fres, st.walked)
-    # st.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
+        _walk_fdes(ctx, h, dec, readable, state, fast)
+    if state.complete:
+        layout_rules.check_totals(ctx, h, state.total_fres, state.walked)
+    # state.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
     # within fre_len its budget is never exceeded either.
-    ctx.fres_walked = st.complete and st.walked <= h.fre_len
-    L.check_overlaps(ctx, st.blocks, [] if ctx.relocatable else ctx.ranges, st.next_start)
-    L.check_trailing(ctx, h)
+    ctx.fres_walked = state.complete and not over_budget(state.walked, h.fre_len)
+    layout_rules.check_overlaps(ctx, state.blocks, [] if ctx.relocatable else ctx.ranges,
+                                state.next_start)
+    layout_rules.check_trailing(ctx, h)
 
 
 class _Walk:
@@ -90,9 +92,9 @@ class _Walk:
         self.complete = complete
         self.total_fres = self.walked = 0
         self.prev_pc: int | None = None
-        self.blocks = L.Blocks()
+        self.blocks = layout_rules.Blocks()
         # Per FDE, the next greater block start when no two FDEs share one (else None):
-        # L.Blocks.disjoint.
+        # layout_rules.Blocks.disjoint.
         self.next_start: array | None = None
 
 
@@ -102,7 +104,7 @@ CHUNK = 1 << 15  # FDEs per Table: its working lists stay small whatever the tab
 FAST_MIN = 16
 
 
-def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: _Walk,
+def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, state: _Walk,
                fast: bool) -> None:
     """Check FDEs 0..readable-1 and their FREs, in table order.
 
@@ -121,22 +123,24 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     by_offset, distinct = block_ends_distinct(ctx.data, h, readable, dec.fre_limit)
     ctx.block_ends = by_offset
     if distinct:
-        st.next_start = by_offset
+        state.next_start = by_offset
     if readable < FAST_MIN or not fast:
         for i in range(readable):
-            _exact_fde(ctx, h, dec, i, st)
+            _exact_fde(ctx, h, dec, i, state)
         return
     check_order = h.sorted and not ctx.relocatable
     prev_pc: int | None = None
-    carry = False
+    prev_out_of_bounds = False
+    source = TableSource(ctx.data, h, readable, dec.fre_limit, ctx.vma, state.field_relative,
+                         check_order)
     for a in range(0, readable, CHUNK):
         b = min(readable, a + CHUNK)
-        tab = Table(ctx.data, h, a, b, readable, dec.fre_limit, ctx.vma, st.field_relative,
-                    check_order, prev_pc, carry,
+        tab = Table(source, a, b, prev_pc, prev_out_of_bounds,
                     None if by_offset is None else by_offset[a:b])
-        prev_pc, carry = tab.pcs[-1], tab.carry
+        prev_pc, prev_out_of_bounds = tab.pcs[-1], tab.prev_out_of_bounds
         bad = tab.bad
-        pcs, sizes, nfs, firsts, ends = tab.pcs, tab.size_col, tab.nfs, tab.firsts, tab.ends
+        pcs, sizes, fre_counts = tab.pcs, tab.size_col, tab.fre_counts
+        firsts, ends = tab.firsts, tab.ends
         # walked[k]: bytes of blocks 0..k-1 of this chunk (blocks need not be adjacent)
         walked = [0, *accumulate(map(sub, ends, firsts))]
         i = 0
@@ -147,53 +151,53 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                 j = n
             if i < j:  # FDEs a+i..a+j-1 are clean
                 # _exact_fde's bound, tested before each FDE: before the run's last one
-                if st.walked + walked[j - 1] - walked[i] > h.fre_len:
+                if over_budget(state.walked + walked[j - 1] - walked[i], h.fre_len):
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
-                        _exact_fde(ctx, h, dec, a + k, st)
+                        _exact_fde(ctx, h, dec, a + k, state)
                 else:
                     # slices: an array slice (ends, sizes) extends an array as one copy
-                    st.blocks.extend(a + i, firsts[i:j], ends[i:j])
+                    state.blocks.extend(a + i, firsts[i:j], ends[i:j])
                     ctx.ranges.extend(a + i, pcs[i:j], sizes[i:j])
-                    st.prev_pc = pcs[j - 1]
-                    st.total_fres += sum(nfs[i:j])
-                    st.walked += walked[j] - walked[i]
+                    state.prev_pc = pcs[j - 1]
+                    state.total_fres += sum(fre_counts[i:j])
+                    state.walked += walked[j] - walked[i]
             if j < n:
-                _exact_fde(ctx, h, dec, a + j, st)
+                _exact_fde(ctx, h, dec, a + j, state)
             i = j + 1
 
 
-def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:
+def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, state: _Walk) -> None:
     """FDE i and its FREs through the decoder, emitting every finding."""
     off = dec.fde_offset(i)
     try:
         fde = dec.fde(i, with_fres=False)
     except DecodeError as exc:
-        ctx.emit(L.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i)
-        st.complete = False
+        ctx.emit(layout_rules.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i)
+        state.complete = False
         return
     # Objects carry PC-relative relocations on the start field whatever the flags say
     # (the cause of ld/32666), so after relocation their starts are field-relative.
-    pc = h.func_start(i, fde.start, ctx.vma, field_relative=st.field_relative)
+    pc = h.func_start(i, fde.start, ctx.vma, field_relative=state.field_relative)
     loc = {"offset": off, "fde": i, "pc": pc}
     ctx.ranges.add(pc, fde.size, i)
-    prev_pc = st.prev_pc
-    if (h.sorted and prev_pc is not None and pc < prev_pc and not ctx.relocatable
-            and not ctx.counts[F.UNSORTED.id]):
-        ctx.emit(F.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
+    prev_pc = state.prev_pc
+    if (h.sorted and prev_pc is not None and fde_rules.out_of_order(prev_pc, pc)
+            and not ctx.relocatable and not ctx.counts[fde_rules.UNSORTED.id]):
+        ctx.emit(fde_rules.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
                  f"{prev_pc:#x}", **loc)
-    st.prev_pc = pc
-    F.check_fde(ctx, h, fde, loc)
-    st.total_fres += fde.num_fres
+    state.prev_pc = pc
+    fde_rules.check_fde(ctx, h, fde, loc)
+    state.total_fres += fde.num_fres
     first = h.fres_start + fde.fre_off
-    if st.walked > h.fre_len:  # aliasing blocks: stop before the work outgrows the input
-        if not ctx.counts[L.FRE_OVERLAP.id]:
-            ctx.emit(L.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
+    if over_budget(state.walked, h.fre_len):  # aliasing blocks: stop before the work outgrows it
+        if not ctx.counts[layout_rules.FRE_OVERLAP.id]:
+            ctx.emit(layout_rules.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
                      f"{h.fre_len:#x}-byte FRE sub-section; FREs of later FDEs not "
                      "walked", offset=first, fde=i)
-        st.complete = False
+        state.complete = False
         return
-    end = first + (C.V3_ATTR_SIZE if h.version == C.VERSION_3 else 0)
-    fre_type = fde.info & C.FDE_INFO_FRE_TYPE
+    end = first + (constants.V3_ATTR_SIZE if h.version == constants.VERSION_3 else 0)
+    fre_type = fde.info & constants.FDE_INFO_FRE_TYPE
     fres: list[FRE] = []
     try:
         # list.extend keeps the FREs read before a DecodeError (C-level: no Python loop).
@@ -201,14 +205,14 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) 
         if fres:
             end = fres[-1].offset + fre_size(fres[-1], fre_type)
     except DecodeError as exc:
-        st.complete = False
+        state.complete = False
         if exc.field == "fre_info":
-            ctx.emit(R.SIZE_CODE, exc.message, offset=exc.offset, fde=i, pc=pc,
+            ctx.emit(fre_rules.SIZE_CODE, exc.message, offset=exc.offset, fde=i, pc=pc,
                      fre=len(fres))
         elif exc.field != "info":  # an FRE type > 2 is reported by fde-fre-type
-            ctx.emit(L.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i, pc=pc)
+            ctx.emit(layout_rules.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i, pc=pc)
     else:
-        st.blocks.add(first, end, i)
-        st.walked += end - first
+        state.blocks.add(first, end, i)
+        state.walked += end - first
     if fres:
-        R.check_fres(ctx, h, fde, fres, pc, loc)
+        fre_rules.check_fres(ctx, h, fde, fres, pc, loc)

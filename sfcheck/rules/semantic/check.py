@@ -1,4 +1,10 @@
-"""The cross-check's driver: each SFrame section of a file against its .eh_frame."""
+"""The cross-check's driver: each SFrame section of a file against its .eh_frame.
+
+Over 400 lines because one pass, _SectionPass, holds the shared walk's state (the FRE
+blocks, the .eh_frame rows in reach, the settle cache, the per-rule counts) across its
+token, decoded and uncovered paths; split across modules, each would take that state
+as arguments.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +25,8 @@ from ...format.fde_table import block_ends
 from ...format.fre_blocks import FreBlocks, Tokens
 from ...format.model import FDE, Header
 from ...result import Severity
-from ...walk.context import MAX_PER_RULE, SectionContext
+from ...walk.context import SectionContext
 from ...wording import plural
-from ..registry import Rule as RuleDef
 from .catalog import (
     CFA_MISMATCH,
     CLASSIFIERS,
@@ -203,22 +208,6 @@ def _nonzero_sizes(table: Buffer, fmt: str, size: int) -> int:
     return n - bits.to_bytes(n, "little").count(0)
 
 
-def _count_only(ctx: SectionContext, rule: RuleDef) -> bool:
-    """True when `ctx` would not keep a finding of `rule` (reported at its own severity):
-    the rule is off or claimed (then emit drops it), or past the per-rule cap (then emit
-    only counts it, as done here). Its message need not be built then."""
-    key = (rule.id, rule.severity)
-    if key not in ctx.decided:
-        return False  # the first one: emit decides
-    if ctx.decided[key] is None or rule.id in ctx.claimed:
-        return True
-    n = ctx.counts.get(rule.id, 0)
-    if n < MAX_PER_RULE:
-        return False
-    ctx.counts[rule.id] = n + 1
-    return True
-
-
 class _SectionPass:
     """One SFrame section against the .eh_frame FDEs: each SFrame FDE is settled from its
     raw FRE tokens when possible (Settle), else compared exactly (_check_fde). An FDE no
@@ -310,11 +299,9 @@ class _SectionPass:
             if not rec[1]:
                 continue
             seen += 1
-            if _count_only(ctx, NO_EH_FDE):
-                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
-                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
-                    ctx.counts[NO_EH_FDE.id] += _nonzero_sizes(
-                        blocks.table, blocks.dec._fde_struct.format, blocks.fsz) - seen
+            if ctx.count_only(NO_EH_FDE):
+                ctx.count_more(NO_EH_FDE, _nonzero_sizes(
+                    blocks.table, blocks.dec._fde_struct.format, blocks.fsz) - seen)
                 return
             start = self.h.func_start(i, rec[0], self.vma, field_relative=self.rel)
             ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + rec[1]:#x}) of this function is "
@@ -326,12 +313,10 @@ class _SectionPass:
         for i in range(a, b):
             if not sizes[i]:
                 continue
-            if _count_only(ctx, NO_EH_FDE):
-                # From here on _count_only would say the same for each FDE of nonzero size
+            if ctx.count_only(NO_EH_FDE):
+                # From here on count_only would say the same for each FDE of nonzero size
                 # (it just counted this one): count the others at once.
-                key = (NO_EH_FDE.id, NO_EH_FDE.severity)
-                if ctx.decided[key] is not None and NO_EH_FDE.id not in ctx.claimed:
-                    ctx.counts[NO_EH_FDE.id] += b - i - 1 - sizes[i + 1:b].count(0)
+                ctx.count_more(NO_EH_FDE, b - i - 1 - sizes[i + 1:b].count(0))
                 return
             start = starts[i]
             ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + sizes[i]:#x}) of this function is "
@@ -403,7 +388,7 @@ class _SectionPass:
 
     def uncovered(self, i: int, start: int, size: int) -> None:
         """What _check_fde reports for an FDE no .eh_frame FDE overlaps: nothing to compare."""
-        if size and not _count_only(self.ctx, NO_EH_FDE):
+        if size and not self.ctx.count_only(NO_EH_FDE):
             self.ctx.emit(NO_EH_FDE, f"[{start:#x}, {start + size:#x}) of this function is "
                           "covered by no .eh_frame FDE", fde=i, pc=start)
 
@@ -427,7 +412,7 @@ def _check_fde(ctx: SectionContext, facts: Facts, i: int, start: int, fde: FDE,
         cursor = max(cursor, e.end)
     if cursor < end:
         gaps.append((cursor, end))
-    if gaps and fde.size and not _count_only(ctx, NO_EH_FDE):
+    if gaps and fde.size and not ctx.count_only(NO_EH_FDE):
         a, b = gaps[0]
         more = f" (and {plural(len(gaps) - 1, 'more range')})" if len(gaps) > 1 else ""
         ctx.emit(NO_EH_FDE, f"[{a:#x}, {b:#x}) of this function is covered by no .eh_frame "

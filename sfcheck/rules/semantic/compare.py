@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from math import gcd
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
-from ...format import constants as C
+from ...format import constants
 from ...format.abi import Abi
 from ...format.fre_rules import RegRule, fre_rules, intern
 from ...format.model import FDE, FRE, Header
@@ -54,7 +54,7 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | Non
             return None
         prev = fre.start
         if fre.count == 0:
-            if h.version == C.VERSION_1:
+            if h.version == constants.VERSION_1:
                 return None
             rows.append(_SRow(j, None, UNDEFINED, None))
             continue
@@ -84,7 +84,7 @@ def rules_of(h: Header, flex: bool, fre: FRE, abi: Abi) -> tuple | None:
 
 
 def _rep(fde: FDE, h: Header) -> int:
-    return fde.rep_size if h.version >= C.VERSION_2 else 16  # v1 has no rep_size: ld's 16
+    return fde.rep_size if h.version >= constants.VERSION_2 else 16  # v1 has no rep_size: ld's 16
 
 
 def _block_points(start: int, fde: FDE, rep: int, lo: int, hi: int) -> list[int]:

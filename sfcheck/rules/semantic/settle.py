@@ -6,9 +6,10 @@ from itertools import islice
 from operator import lt
 
 from ...dwarf.cfi import CfiRow
-from ...format import constants as C
+from ...format import constants
 from ...format.abi import Abi
 from ...format.fre_blocks import Tokens, starts_of, token_fre
+from ...format.fre_info_table import COUNT
 from ...format.model import Header
 from .compare import eh_steps, rules_of
 
@@ -24,7 +25,7 @@ class Settle:
 
     def __init__(self, h: Header, abi: Abi) -> None:
         self.h, self.abi = h, abi
-        self.v3 = h.version == C.VERSION_3
+        self.v3 = h.version == constants.VERSION_3
         self.rules: dict[bytes, object] = {}  # info + data-word bytes -> (CFA, RA, FP)
         # One object per distinct (CFA, RA, FP) value, whatever bytes said it: rules compare
         # equal exactly when they are the same object, so no RegRule.__eq__ runs in _quiet.
@@ -36,8 +37,8 @@ class Settle:
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
         # No data words: the outermost frame (v1 has no such FRE: _sframe_rows gives up).
-        if not (rest[0] >> 1) & 0xF:
-            return _NO_ROWS if h.version == C.VERSION_1 else _OUTERMOST
+        if not COUNT[rest[0]]:
+            return _NO_ROWS if h.version == constants.VERSION_1 else _OUTERMOST
         got = rules_of(h, False, token_fre(rest, h.big_endian), abi)
         return _NO_ROWS if got is None else self.canon.setdefault(got, got)
 
@@ -46,7 +47,7 @@ class Settle:
         """True when compare_fde against the .eh_frame FDE [eh_start, eh_end) with relative
         rows `rel` alone would find nothing to report (no rows: a work bound stopped its
         program, EhFdes.limits)."""
-        if info & 0x10 or (self.v3 and info2 & 0x1F == C.FDE_TYPE_FLEX) or not rel:
+        if info & 0x10 or (self.v3 and info2 & 0x1F == constants.FDE_TYPE_FLEX) or not rel:
             return False  # PCMASK and FLEX FDEs, .eh_frame not run: the exact path
         if eh_start > start or eh_end < start + size:
             return False  # a part no .eh_frame FDE covers: the exact path reports it
