@@ -1,0 +1,268 @@
+"""The real SFrame readers as oracles: run `llvm-readobj --sframe` and `objdump --sframe` on a
+case's ELF file, classify what they did (accept / reject / crash) and compare with what
+sfcheck's profile for that reader predicts.
+
+The readers come from Debian's archive (`bash fuzz/get-readers.sh`, into
+.toolchains/readers/bin, or $SFCHECK_READERS). A profile predicts *accept* when sfcheck
+reports no error-severity finding for the file under it (and can read the file), *reject*
+otherwise: an error under a consumer profile means the reader refuses, crashes or misreads
+(sfcheck/profiles.py). A crash counts as "not accepted"; the table shows it apart.
+
+    python -m fuzz.oracles table [--out reports/oracles-DATE.md] [--cases hostile,corpus,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import ROOT
+
+ACCEPT, REJECT, CRASH = "accept", "reject", "crash"
+TIMEOUT = 20.0  # seconds per reader run; longer is a hang (a crash class)
+
+
+@dataclass(frozen=True)
+class Reader:
+    name: str  # the wrapper's name in the readers' bin directory
+    profile: str  # the sfcheck profile that predicts it
+    kind: str  # "llvm" or "objdump": how its output is read
+
+
+READERS = (
+    Reader("llvm-readobj-22", "llvm-22", "llvm"),
+    Reader("llvm-readobj-23", "llvm-23", "llvm"),
+    Reader("objdump-sid", "libsframe-2.46", "objdump"),
+    Reader("objdump-2.40", "libsframe-2.40", "objdump"),
+)
+
+
+def readers_dir() -> Path:
+    return Path(os.environ.get("SFCHECK_READERS", ROOT / ".toolchains" / "readers" / "bin"))
+
+
+def available(names: Iterable[str] | None = None) -> list[Reader]:
+    """The readers whose wrapper is present and runs."""
+    out = []
+    for r in READERS:
+        if names is not None and r.name not in names:
+            continue
+        exe = readers_dir() / r.name
+        if exe.is_file() and os.access(exe, os.X_OK):
+            out.append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str  # ACCEPT, REJECT or CRASH
+    detail: str  # the first line that decided it (or the signal, or "timeout")
+
+
+# What the readers print when they give up on a section (stderr); everything else on
+# stderr is about other parts of the file and leaves the verdict at accept.
+_LLVM_REJECT = re.compile(r"warning: .*(sframe|SFrame)|invalid sframe section|unexpected end "
+                          r"of data|unsupported (FRE|version)")
+_OBJDUMP_REJECT = re.compile(r"SFrame|sframe|file format not recognized|file truncated")
+# A crash that exits normally: an assertion, LLVM's crash handler, xmalloc's failure.
+_CRASH_TEXT = re.compile(r"Assertion .* failed|PLEASE submit a bug report|Stack dump:|"
+                         r"out of memory allocating|internal error|Segmentation fault")
+
+
+def classify(kind: str, returncode: int | None, stdout: str, stderr: str) -> Outcome:
+    """The verdict of one run. `returncode` None: it timed out. Negative: killed by a signal
+    (the wrappers exec the reader, so its signal is the child's)."""
+    if returncode is None:
+        return Outcome(CRASH, "timeout (hang)")
+    if returncode < 0 or returncode >= 128:
+        sig = -returncode if returncode < 0 else returncode - 128
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        m = _CRASH_TEXT.search(stderr)
+        return Outcome(CRASH, name + (f": {_line(stderr, m.start())}" if m else ""))
+    m = _CRASH_TEXT.search(stderr)
+    if m:
+        return Outcome(CRASH, _line(stderr, m.start()))
+    m = (_LLVM_REJECT if kind == "llvm" else _OBJDUMP_REJECT).search(stderr)
+    if m:
+        return Outcome(REJECT, _line(stderr, m.start()))
+    if returncode != 0:
+        return Outcome(REJECT, f"exit {returncode}: " + (stderr.strip().splitlines() or [""])[0])
+    if kind == "objdump" and "Contents of the SFrame section" not in stdout:
+        return Outcome(REJECT, "no SFrame section dumped")
+    return Outcome(ACCEPT, "")
+
+
+def _line(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start:end if end >= 0 else len(text)].strip()
+    # the wrapper's path says nothing: keep the reader's message
+    line = re.sub(r"^\S*/(?=[\w.-]+: )", "", line)
+    return line[:160]
+
+
+def run_reader(reader: Reader, path: Path, timeout: float = TIMEOUT) -> Outcome:
+    exe = readers_dir() / reader.name
+    try:
+        p = subprocess.run([str(exe), "--sframe", str(path)], capture_output=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL, env=_env())
+    except subprocess.TimeoutExpired:
+        return classify(reader.kind, None, "", "")
+    return classify(reader.kind, p.returncode, p.stdout.decode(errors="replace"),
+                    p.stderr.decode(errors="replace"))
+
+
+def _env() -> dict[str, str]:
+    # a fixed locale for the messages; no core files from crashing readers
+    env = dict(os.environ, LC_ALL="C")
+    return env
+
+
+def _no_core() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@dataclass
+class Prediction:
+    verdict: str  # ACCEPT or REJECT
+    errors: list[str] = field(default_factory=list)  # the error rules (or the load error)
+
+
+def predict(elf: bytes, profile: str) -> Prediction:
+    """What sfcheck says the reader will do with this file under `profile`."""
+    from sfcheck.checker import Options, check_elf
+    from sfcheck.result import Severity
+    result = check_elf(elf, path="<case>", options=Options(profile=profile))
+    if result.error is not None:
+        return Prediction(REJECT, [f"load: {result.error}"])
+    errors = sorted({f.rule for f in result.findings
+                     if f.severity == Severity.ERROR and not f.waived})
+    return Prediction(REJECT if errors else ACCEPT, errors)
+
+
+def agrees(actual: Outcome, predicted: Prediction) -> bool:
+    """A crash is a kind of "does not take it": the profile's error says refuse or crash."""
+    return (actual.verdict == ACCEPT) == (predicted.verdict == ACCEPT)
+
+
+@dataclass
+class Row:
+    case: str
+    reader: str
+    actual: Outcome
+    predicted: Prediction | None  # None: no such profile
+    known: str = ""  # why this case cannot be predicted (UNPREDICTABLE), if listed
+
+    @property
+    def ok(self) -> bool:
+        return self.predicted is None or agrees(self.actual, self.predicted)
+
+
+# (case glob, reader) -> why sfcheck's profile cannot predict that reader on that case.
+UNPREDICTABLE: dict[tuple[str, str], str] = {}
+
+
+def known_reason(case: str, reader: str) -> str:
+    from fnmatch import fnmatch
+    for (pat, r), why in UNPREDICTABLE.items():
+        if r in (reader, "*") and fnmatch(case, pat):
+            return why
+    return ""
+
+
+def compare(cases: Iterable[tuple[str, bytes]], readers: list[Reader],
+            workdir: Path) -> Iterator[Row]:
+    from sfcheck.profiles import PROFILES
+    for name, elf in cases:
+        path = workdir / "case.elf"
+        path.write_bytes(elf)
+        preds: dict[str, Prediction] = {}
+        for r in readers:
+            actual = run_reader(r, path)
+            pred = None
+            if r.profile in PROFILES:
+                pred = preds.get(r.profile) or predict(elf, r.profile)
+                preds[r.profile] = pred
+            yield Row(name, r.name, actual, pred, known_reason(name, r.name))
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| case | reader | actual | predicted | agrees | detail / error rules |",
+             "|---|---|---|---|---|---|"]
+    for row in rows:
+        pred = row.predicted.verdict if row.predicted else "(no profile)"
+        mark = "yes" if row.ok else ("listed" if row.known else "**NO**")
+        why = row.actual.detail
+        if row.predicted and row.predicted.errors:
+            why += (" / " if why else "") + ", ".join(row.predicted.errors)
+        if row.known:
+            why += f" (listed: {row.known})"
+        lines.append(f"| {row.case} | {row.reader} | {row.actual.verdict} | {pred} | {mark} | "
+                     f"{why.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row]) -> str:
+    out = []
+    for r in sorted({row.reader for row in rows}):
+        mine = [row for row in rows if row.reader == r]
+        counts = {v: sum(row.actual.verdict == v for row in mine) for v in (ACCEPT, REJECT, CRASH)}
+        bad = [row for row in mine if not row.ok and not row.known]
+        listed = [row for row in mine if not row.ok and row.known]
+        out.append(f"- {r}: {len(mine)} cases; accept {counts[ACCEPT]}, reject "
+                   f"{counts[REJECT]}, crash {counts[CRASH]}; prediction mismatches "
+                   f"{len(bad)}, listed as unpredictable {len(listed)}")
+    return "\n".join(out)
+
+
+def select(kinds: set[str]) -> Iterator[tuple[str, bytes]]:
+    from . import oracle_cases as oc
+    gens = {"corpus": oc.corpus_files, "upstream": oc.upstream_cases,
+            "regression": oc.regression_cases, "hostile": oc.hostile_cases}
+    for k, gen in gens.items():
+        if k in kinds:
+            yield from gen()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fuzz.oracles")
+    ap.add_argument("command", choices=["table"])
+    ap.add_argument("--cases", default="corpus,upstream,regression,hostile")
+    ap.add_argument("--readers", default=None, help="comma-separated reader names")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    readers = available(args.readers.split(",") if args.readers else None)
+    if not readers:
+        print(f"no readers in {readers_dir()}: run bash fuzz/get-readers.sh")
+        return 2
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = list(compare(select(set(args.cases.split(","))), readers, Path(tmp)))
+    text = summary(rows)
+    print(text)
+    for row in rows:
+        if not row.ok and not row.known:
+            print(f"MISMATCH {row.case} {row.reader}: actual {row.actual.verdict} "
+                  f"({row.actual.detail}), predicted {row.predicted.verdict if row.predicted else '-'} "
+                  f"{row.predicted.errors if row.predicted else ''}")
+    if args.out:
+        args.out.write_text(f"# Real readers against sfcheck's profiles\n\n"
+                            f"`python -m fuzz.oracles table` ({len(rows)} runs, "
+                            f"{time.monotonic() - t0:.0f} s)\n\n{text}\n\n{table(rows)}\n")
+    return 1 if any(not r.ok and not r.known for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
