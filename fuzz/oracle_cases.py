@@ -148,11 +148,12 @@ def hostile_sections() -> Iterator[tuple[str, bytes]]:
 
 
 def bad_segment(sec: bytes) -> bytes:
-    """`sec` wrapped, with PT_GNU_SFRAME moved onto the ELF header's bytes (a segment that
-    is no SFrame data) while the section table still points at the good section."""
+    """`sec` wrapped, with PT_GNU_SFRAME moved 8 bytes into the section (bytes that are no
+    SFrame header) while the section table still points at the good section."""
     elf = bytearray(wrap(sec))
     ph = EHDR + 2 * PHDR  # the third program header is PT_GNU_SFRAME
-    struct.pack_into("<QQQ", elf, ph + 8, 0, HOSTILE_VMA - 0x1000, HOSTILE_VMA - 0x1000)
+    off, vaddr, _paddr, filesz = struct.unpack_from("<QQQQ", elf, ph + 8)
+    struct.pack_into("<QQQQQ", elf, ph + 8, off + 8, vaddr + 8, vaddr + 8, filesz - 8, filesz - 8)
     return bytes(elf)
 
 

@@ -14,6 +14,7 @@ otherwise: an error under a consumer profile means the reader refuses, crashes o
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import signal
@@ -39,7 +40,7 @@ class Reader:
 
 READERS = (
     Reader("llvm-readobj-22", "llvm-22", "llvm"),
-    Reader("llvm-readobj-23", "llvm-23", "llvm"),
+    Reader("llvm-readobj-23", "llvm-22", "llvm"),  # same outcomes as 22: see summary()
     Reader("objdump-sid", "libsframe-2.46", "objdump"),
     Reader("objdump-2.40", "libsframe-2.40", "objdump"),
 )
@@ -136,25 +137,43 @@ def _no_core() -> None:
 
 @dataclass
 class Prediction:
-    verdict: str  # ACCEPT or REJECT
-    errors: list[str] = field(default_factory=list)  # the error rules (or the load error)
+    verdict: str  # ACCEPT, REJECT or CRASH (CRASH only from per-finding effects)
+    errors: list[str] = field(default_factory=list)  # the counted error rules (or load error)
+    by_effect: bool = False  # from per-finding effects (sfcheck.effects), else error findings
+
+
+def effects_available() -> bool:
+    """Whether findings carry what the profile's reader does with them (issue 26 item 2)."""
+    return importlib.util.find_spec("sfcheck.effects") is not None
 
 
 def predict(elf: bytes, profile: str) -> Prediction:
-    """What sfcheck says the reader will do with this file under `profile`."""
+    """What sfcheck says the reader will do with this file under `profile`: with per-finding
+    effects, the file's verdict (takes/misreads = accept, refuses/skips = reject, crashes =
+    crash); without them, reject iff an error-severity finding is reported."""
     from sfcheck.checker import Options, check_elf
     from sfcheck.result import Severity
     result = check_elf(elf, path="<case>", options=Options(profile=profile))
     if result.error is not None:
         return Prediction(REJECT, [f"load: {result.error}"])
+    if effects_available():
+        from sfcheck import effects as fx
+        what, _n = fx.verdict(result)
+        errors = sorted({f.rule for f in result.findings if fx.counted(f)
+                         and f.severity == Severity.ERROR and f.effect in fx.GRAVITY})
+        verdict = {fx.CRASHES: CRASH, fx.REFUSES: REJECT, fx.SKIPS: REJECT}.get(what, ACCEPT)
+        return Prediction(verdict, errors, by_effect=True)
     errors = sorted({f.rule for f in result.findings
                      if f.severity == Severity.ERROR and not f.waived})
     return Prediction(REJECT if errors else ACCEPT, errors)
 
 
 def agrees(actual: Outcome, predicted: Prediction) -> bool:
-    """A crash is a kind of "does not take it": the profile's error says refuse or crash."""
-    return (actual.verdict == ACCEPT) == (predicted.verdict == ACCEPT)
+    """Accept against not accept; with per-finding effects, a predicted crash must be one."""
+    if (actual.verdict == ACCEPT) != (predicted.verdict == ACCEPT):
+        return False
+    return not predicted.by_effect or actual.verdict == ACCEPT or (
+        (actual.verdict == CRASH) == (predicted.verdict == CRASH))
 
 
 @dataclass
@@ -170,15 +189,39 @@ class Row:
         return self.predicted is None or agrees(self.actual, self.predicted)
 
 
+# libsframe's native-endian path copies the FDE array and fre_len bytes of FREs without
+# comparing them with the section size (sframe_decode): objdump then reads past the buffer.
+# Whether that faults, trips an sframe_assert on the bytes found there, or prints them depends
+# on the heap beyond the section, not on the section, so no profile can say which.
+_OVERREAD = ("layout-fde-array-bounds", "layout-fde-fres-bounds", "layout-fre-bounds")
+OVERREAD_WHY = ("libsframe reads past the section (native path, no size check): fault, "
+                "assertion or a dump of the bytes beyond depends on the heap")
+# reader -> rules whose outcome depends on memory past the section, and why.
+# LLVM reads the FREs right after the FDE array whatever sfh_freoff says (getFREBase):
+# sfcheck's FRE findings describe the bytes at sfh_freoff, which LLVM never reads.
+FREOFF_WHY = ("LLVM ignores sfh_freoff: sfcheck's FRE findings describe bytes LLVM does not "
+              "read")
+MEMORY_DEPENDENT: dict[str, tuple[tuple[str, ...], str]] = {
+    "objdump-sid": (_OVERREAD, OVERREAD_WHY),
+    "llvm-readobj-22": (("layout-offsets-ignored",), FREOFF_WHY),
+    "llvm-readobj-23": (("layout-offsets-ignored",), FREOFF_WHY),
+}
 # (case glob, reader) -> why sfcheck's profile cannot predict that reader on that case.
 UNPREDICTABLE: dict[tuple[str, str], str] = {}
 
 
-def known_reason(case: str, reader: str) -> str:
+def known_reason(case: str, reader: str, actual: Outcome | None = None,
+                 predicted: Prediction | None = None) -> str:
+    """Why this mismatch is not a profile error ("" if it is one)."""
     from fnmatch import fnmatch
     for (pat, r), why in UNPREDICTABLE.items():
         if r in (reader, "*") and fnmatch(case, pat):
             return why
+    rules, why = MEMORY_DEPENDENT.get(reader, ((), ""))
+    if (actual is not None and predicted is not None and rules
+            and actual.verdict != REJECT and predicted.verdict != ACCEPT
+            and any(e in rules for e in predicted.errors)):
+        return why
     return ""
 
 
@@ -195,7 +238,9 @@ def compare(cases: Iterable[tuple[str, bytes]], readers: list[Reader],
             if r.profile in PROFILES:
                 pred = preds.get(r.profile) or predict(elf, r.profile)
                 preds[r.profile] = pred
-            yield Row(name, r.name, actual, pred, known_reason(name, r.name))
+            known = "" if pred is None or agrees(actual, pred) else known_reason(
+                name, r.name, actual, pred)
+            yield Row(name, r.name, actual, pred, known)
 
 
 def table(rows: list[Row]) -> str:
@@ -224,6 +269,13 @@ def summary(rows: list[Row]) -> str:
         out.append(f"- {r}: {len(mine)} cases; accept {counts[ACCEPT]}, reject "
                    f"{counts[REJECT]}, crash {counts[CRASH]}; prediction mismatches "
                    f"{len(bad)}, listed as unpredictable {len(listed)}")
+    by_case: dict[str, dict[str, str]] = {}
+    for row in rows:
+        by_case.setdefault(row.case, {})[row.reader] = row.actual.verdict
+    pairs = [c for c in by_case.values() if "llvm-readobj-22" in c and "llvm-readobj-23" in c]
+    if pairs:
+        differ = sum(c["llvm-readobj-22"] != c["llvm-readobj-23"] for c in pairs)
+        out.append(f"- llvm-readobj 23 against 22: {differ} of {len(pairs)} cases differ")
     return "\n".join(out)
 
 
@@ -255,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if not row.ok and not row.known:
             print(f"MISMATCH {row.case} {row.reader}: actual {row.actual.verdict} "
-                  f"({row.actual.detail}), predicted {row.predicted.verdict if row.predicted else '-'} "
+                  f"({row.actual.detail}), predicted "
+                  f"{row.predicted.verdict if row.predicted else '-'} "
                   f"{row.predicted.errors if row.predicted else ''}")
     if args.out:
         args.out.write_text(f"# Real readers against sfcheck's profiles\n\n"

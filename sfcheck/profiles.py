@@ -470,9 +470,12 @@ LLVM_PROFILE = Profile(
                 "SFrameParser makes no semantic checks and sfh_fre_len is never read: "
                 "llvm-readobj dumps the values as stored, every read bounded by the section "
                 "(SaturatingAdd in getDataSlice).", LLVM),
-        **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch"),
+        **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch",
+                 "elf-fde-outside-text", "elf-text-segments", "layout-gap-bytes",
+                 "defect-ld-discarded-sframe"),
                 WARN, "llvm-readobj --sframe dumps sections from the section table; it never "
-                "loads PT_GNU_SFRAME or searches the FDEs.", LLVM),
+                "loads PT_GNU_SFRAME, maps the text or searches the FDEs, and skips bytes no "
+                "offset points at (an empty section is header-too-short).", LLVM),
         **_same(("fde-fre-type", "fre-size-code", "layout-fde-array-bounds",
                  "layout-fde-fres-bounds"), ERR,
                 "'unsupported FRE type', 'unsupported FRE offset size' and 'unexpected end of "
@@ -484,6 +487,29 @@ LLVM_PROFILE = Profile(
         Fact("The start address is PC-relative when FDE_FUNC_START_PCREL is set "
              "(getAbsoluteStartAddress); LLVM 22 emits v2 only.", LLVM),
     ))
+
+# What each reader prints for a zero-size .sframe (run on one built here): every reader
+# refuses it, so header-too-short names them.
+EMPTY_SECTION_READERS = (
+    "llvm-readobj 22/23: 'invalid sframe section: unexpected end of data at offset 0x0'",
+    "objdump/readelf 2.47: 'SFrame decode failure: Corrupt SFrame.'",
+    "the kernel and glibc: no header to read",
+)
+# Profiles whose reader finds .sframe through the section table only and never reads
+# PT_GNU_SFRAME: findings on a segment with no section header are not errors under them.
+SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name})
+
+
+def empty_section_message(p: Profile) -> str:
+    """header-too-short's message for a zero-size .sframe in a linked file."""
+    if p.name == STRICT.name:
+        return "0 bytes: every reader refuses it (" + "; ".join(EMPTY_SECTION_READERS) + ")"
+    return f"0 bytes: {p.reader} refuses it (no SFrame header to read)"
+
+
+def reads_segment(p: Profile) -> bool:
+    return p.name not in SECTION_TABLE_ONLY
+
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE, LLVM_PROFILE)}
