@@ -471,11 +471,12 @@ LLVM_PROFILE = Profile(
                 "llvm-readobj dumps the values as stored, every read bounded by the section "
                 "(SaturatingAdd in getDataSlice).", LLVM),
         **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch",
-                 "elf-fde-outside-text", "elf-text-segments", "layout-gap-bytes",
-                 "defect-ld-discarded-sframe"),
+                 "elf-fde-outside-text", "elf-abi-machine",
+                 "layout-gap-bytes", "defect-ld-discarded-sframe"),
                 WARN, "llvm-readobj --sframe dumps sections from the section table; it never "
-                "loads PT_GNU_SFRAME, maps the text or searches the FDEs, and skips bytes no "
-                "offset points at (an empty section is header-too-short).", LLVM),
+                "loads PT_GNU_SFRAME, maps the text, compares e_machine with the ABI or "
+                "searches the FDEs, and skips bytes no offset points at (an empty section "
+                "is header-too-short).", LLVM),
         **_same(("fde-fre-type", "fre-size-code", "layout-fde-array-bounds",
                  "layout-fde-fres-bounds"), ERR,
                 "'unsupported FRE type', 'unsupported FRE offset size' and 'unexpected end of "
