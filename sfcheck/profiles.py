@@ -44,6 +44,8 @@ GLIBC = "bminor/glibc:sysdeps/generic/sframe-read.c@86fbb4cb"
 GLIBC_FIRST = "bminor/glibc:sysdeps/generic/sframe-read.c@3360913c"
 LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
 LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
+# What the real binaries did, run here on ELF files built by fuzz/oracle_cases.py.
+OBJDUMP_SEEN = "objdump 2.47.50.20261021 (Debian sid binutils-x86-64-linux-gnu), run here"
 LLVM = "denzor200/llvm-project:llvm/lib/Object/SFrameParser.cpp@682321d3"
 LLVM_H = "Hardcode84/llvm-project:llvm/include/llvm/Object/SFrameParser.h@9d8bac3c"
 LLVM_RELEASE = ("llvm/llvm-project PRs #147294, #149828 (July-Aug 2025, after the LLVM 21 "
@@ -439,6 +441,22 @@ LIBSFRAME_PROFILE = Profile(
              "depends on the host byte order keep their strict severity.", LIBSFRAME),
         Fact("Runtime lookups never see a .o: header-flags-required is not applied to "
              "relocatable files.", "sfcheck"),
+        Fact("Seen running objdump --sframe on hostile native-endian sections: an FDE array or "
+             "FRE block past the section's end (layout-fde-array-bounds, "
+             "layout-fde-fres-bounds, layout-fre-bounds: truncation, num_fdes wrapping at 32 "
+             "bits, fre_len 0xffffffff, an FRE offset past the end, FDE table and FRE data "
+             "overlapping, a v1 header relabelled v2, an FRE info byte changed in place) makes "
+             "it fault or assert in sframe_fre_start_addr_size, sframe_decode_fre or "
+             "sframe_decoder_get_fre; which one, or a dump of the bytes beyond, depends on "
+             "the heap past the section.", OBJDUMP_SEEN),
+        Fact("auxhdr_len 255 moves the FDE array past the section: SIGSEGV or the "
+             "sframe_decode_fre assertion, not a refusal; a default FDE retyped FLEX aborts in "
+             "dump_sframe_func_fres_flex (sframe-dump.c); num_fdes = 0xffffffff fails with "
+             "'SFrame decode failure: Out of Memory.'; a zero-size section with 'Corrupt "
+             "SFrame.'.", OBJDUMP_SEEN),
+        Fact("objdump/readelf --sframe read the section named .sframe and libsframe is handed "
+             "a buffer: PT_GNU_SFRAME is never read, so findings on the segment alone are "
+             "warnings.", f"{LIBSFRAME_DUMP}; {OBJDUMP_SEEN}"),
     ))
 
 _LLVM_DUMPS = (
@@ -498,7 +516,7 @@ EMPTY_SECTION_READERS = (
 )
 # Profiles whose reader finds .sframe through the section table only and never reads
 # PT_GNU_SFRAME: findings on a segment with no section header are not errors under them.
-SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name})
+SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name, LIBSFRAME_PROFILE.name})
 
 
 def empty_section_message(p: Profile) -> str:
