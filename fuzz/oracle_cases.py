@@ -98,7 +98,7 @@ def _flex_fde(sec: bytes) -> int | None:
 def hostile_sections() -> Iterator[tuple[str, bytes]]:
     """(name, section bytes) of every hostile class, on the v2 and v3 libcorpus.so sections."""
     v1 = _section("v1/libcorpus.so")
-    for tag in ("v2", "v3"):
+    for tag in ("v1", "v2", "v3"):
         sec = _section(f"{tag}/libcorpus.so")
         ver = sec[2]
         fde_size = C.FDE_SIZE[ver]

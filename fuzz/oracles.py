@@ -201,6 +201,10 @@ OVERREAD_WHY = ("libsframe reads past the section (native path, no size check): 
 # sfcheck's FRE findings describe the bytes at sfh_freoff, which LLVM never reads.
 FREOFF_WHY = ("LLVM ignores sfh_freoff: sfcheck's FRE findings describe bytes LLVM does not "
               "read")
+# layout-fde-fres-bounds measures FRE blocks against sfh_fre_len, which LLVM never reads: an
+# FRE past fre_len but inside the section is dumped, one past the section refused.
+FRE_LEN_WHY = ("LLVM bounds FREs by the section, not sfh_fre_len: the rule does not say which "
+               "end an FRE block runs past")
 # objdump's flex dumper asserts when the words it reads do not make a CFA rule: whether a
 # wrong word count or FDE type reaches it depends on which type the FDE now says.
 FLEX_WHY = ("objdump asserts only when the FDE is read as FLEX (dump_sframe_func_fres_flex): "
@@ -209,8 +213,10 @@ FLEX_WHY = ("objdump asserts only when the FDE is read as FLEX (dump_sframe_func
 MEMORY_DEPENDENT: dict[str, list[tuple[tuple[str, ...], str]]] = {
     "objdump-sid": [(_OVERREAD, OVERREAD_WHY),
                     (("fre-word-count", "fde-type-unknown"), FLEX_WHY)],
-    "llvm-readobj-22": [(("layout-offsets-ignored",), FREOFF_WHY)],
-    "llvm-readobj-23": [(("layout-offsets-ignored",), FREOFF_WHY)],
+    "llvm-readobj-22": [(("layout-offsets-ignored",), FREOFF_WHY),
+                        (("layout-fde-fres-bounds",), FRE_LEN_WHY)],
+    "llvm-readobj-23": [(("layout-offsets-ignored",), FREOFF_WHY),
+                        (("layout-fde-fres-bounds",), FRE_LEN_WHY)],
 }
 # (case glob, reader) -> why sfcheck's profile cannot predict that reader on that case.
 UNPREDICTABLE: dict[tuple[str, str], str] = {}

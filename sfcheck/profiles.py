@@ -19,7 +19,7 @@ from, kept in one place so `sfcheck profiles` and the consumer rules read one ta
 from __future__ import annotations
 
 from .format import constants as C
-from .record import Record
+from .record import Record, replace
 from .result import Severity
 
 # Sources (repo:path@commit, or a lore Message-ID). Read mid-2026.
@@ -459,6 +459,32 @@ LIBSFRAME_PROFILE = Profile(
              "warnings.", f"{LIBSFRAME_DUMP}; {OBJDUMP_SEEN}"),
     ))
 
+# binutils 2.40 (Debian 12's own): the same library a generation earlier, reading v1 only.
+LIBSFRAME_240 = "bminor/binutils-gdb:libsframe/sframe.c@078d3868"
+OBJDUMP_240_SEEN = "objdump 2.40 (Debian 12 binutils-x86-64-linux-gnu 2.40-2), run here"
+LIBSFRAME_240_PROFILE = replace(
+    LIBSFRAME_PROFILE,
+    name="libsframe-2.40",
+    title="GNU libsframe 2.40 (Debian 12; objdump/readelf --sframe), SFrame v1 only",
+    reader="libsframe 2.40",
+    sources=(LIBSFRAME_240, OBJDUMP_240_SEEN),
+    versions=frozenset({C.VERSION_1}),
+    required_flags={C.VERSION_1: C.F_FDE_SORTED},
+    consumer={
+        "header-version-unsupported": Fact(
+            "sframe_decode accepts only SFRAME_VERSION_1; objdump 2.40 reports a v2 or v3 "
+            "section as 'file format not recognized' (readelf: 'SFrame decode failure: Out "
+            "of Memory.').", f"{LIBSFRAME_240}; {OBJDUMP_240_SEEN}"),
+        "header-flags-required": Fact(
+            "sframe_find_fre binary-searches only a section with FDE_SORTED (v1 has no "
+            "FDE_FUNC_START_PCREL).", LIBSFRAME_240),
+    },
+    notes=(
+        Fact("Same decoder structure as 2.46: the native-endian path copies the FDE array and "
+             "fre_len bytes without comparing them with the section size.", LIBSFRAME_240),
+        Fact("objdump 2.40 dumps nothing, silently, for a zero-size .sframe.", OBJDUMP_240_SEEN),
+    ))
+
 _LLVM_DUMPS = (
     "fde-unsorted", "fde-overlap", "fde-pcmask-rep-size", "fde-reserved-bits", "fde-type-unknown",
     "fre-start-order", "fre-start-beyond-size", "fre-start-beyond-rep", "fre-word-count",
@@ -466,6 +492,7 @@ _LLVM_DUMPS = (
     "fre-mangled-ra-abi", "fre-s390x-regnum-v3",
     "layout-num-fres", "layout-fre-len", "layout-fre-bounds", "layout-fre-overlap",
     "layout-fde-array-overlap", "layout-trailing-bytes", "header-flags-unknown",
+    "header-fixed-ra", "header-abi-endian", "header-abi-unknown",
 )
 
 LLVM_PROFILE = Profile(
@@ -516,7 +543,8 @@ EMPTY_SECTION_READERS = (
 )
 # Profiles whose reader finds .sframe through the section table only and never reads
 # PT_GNU_SFRAME: findings on a segment with no section header are not errors under them.
-SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name, LIBSFRAME_PROFILE.name})
+SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name, LIBSFRAME_PROFILE.name,
+                                LIBSFRAME_240_PROFILE.name})
 
 
 def empty_section_message(p: Profile) -> str:
@@ -531,7 +559,8 @@ def reads_segment(p: Profile) -> bool:
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
-    STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE, LLVM_PROFILE)}
+    STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE,
+    LIBSFRAME_240_PROFILE, LLVM_PROFILE)}
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 

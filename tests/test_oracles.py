@@ -92,7 +92,7 @@ def _bounded_cases() -> list[tuple[str, bytes]]:
     return corpus + list(oc.hostile_cases())
 
 
-@pytest.mark.parametrize("reader", [r.name for r in O.READERS if r.name != "objdump-2.40"])
+@pytest.mark.parametrize("reader", [r.name for r in O.READERS])
 def test_profiles_predict_the_real_readers(reader: str, tmp_path: Path) -> None:
     found = O.available([reader])
     if not found:
@@ -106,3 +106,11 @@ def test_profiles_predict_the_real_readers(reader: str, tmp_path: Path) -> None:
     assert not wrong, "\n".join(wrong)
     # the hostile set does reach the reader's refusals and acceptances
     assert {r.actual.verdict for r in rows} >= {O.ACCEPT, O.REJECT}
+
+
+def test_libsframe_240_reads_v1_only() -> None:
+    h = _hostile()
+    v1, v2 = oc.wrap(h["v1-unmodified"]), oc.wrap(h["v2-unmodified"])
+    assert O.predict(v1, "libsframe-2.40").verdict == O.ACCEPT
+    assert O.predict(v2, "libsframe-2.40").errors == ["header-version-unsupported"]
+    assert O.predict(v1, "libsframe-2.46").verdict != O.ACCEPT  # 2.46 reads v2 and v3
