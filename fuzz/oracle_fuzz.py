@@ -50,17 +50,21 @@ def seeds() -> list[bytes]:
 @dataclass
 class Find:
     key: str
-    kind: str  # "crash" or "verdict"
+    kind: str  # "crash", "crash, predicted accept" or "verdict"
     first: float  # seconds into the campaign
     count: int
     detail: str
     repro: bytes
+    said: str = ""  # the profile's error rules on the first input
 
 
 def signature(row: O.Row) -> tuple[str, str] | None:
     """(kind, key) of a finding, or None. Crash keys drop addresses and line-specific values."""
     if row.actual.verdict == O.CRASH:
-        return "crash", re.sub(r"0x[0-9a-f]+|\b\d{3,}\b", "N", row.actual.detail)
+        key = re.sub(r"0x[0-9a-f]+|\b\d+\b", "N", row.actual.detail)
+        if row.predicted is not None and row.predicted.verdict == O.ACCEPT:
+            return "crash, predicted accept", key  # a crash no finding warns of
+        return "crash", key
     if not row.ok and not row.known and row.predicted is not None:
         return "verdict", (f"actual {row.actual.verdict}, predicted {row.predicted.verdict}: "
                            + ",".join(row.predicted.errors))
@@ -90,7 +94,8 @@ def campaign(reader: O.Reader, duration: float, seed: int) -> tuple[dict[str, Fi
             if f is None:
                 detail = row.actual.detail or ", ".join(row.predicted.errors
                                                         if row.predicted else [])
-                finds[key] = Find(key, kind, time.monotonic() - t0, 1, detail, elf)
+                said = ", ".join(row.predicted.errors) if row.predicted else "(no profile)"
+                finds[key] = Find(key, kind, time.monotonic() - t0, 1, detail, elf, said)
             else:
                 f.count += 1
                 if len(elf) < len(f.repro):
@@ -118,12 +123,14 @@ def report(reader: O.Reader, finds: dict[str, Find], execs: int, elapsed: float,
     if not finds:
         lines.append("No crash and no verdict difference.")
     else:
-        lines += ["| kind | first found (s) | hits | what | reproducer |", "|---|---|---|---|---|"]
+        lines += ["| kind | first found (s) | hits | what | the profile's errors (first input) "
+                  "| reproducer |", "|---|---|---|---|---|---|"]
         for i, f in enumerate(sorted(finds.values(), key=lambda f: f.first)):
-            name = f"{f.kind}-{i}.elf"
+            name = f"{f.kind.split(',')[0]}-{i}.elf"
             (repro / name).write_bytes(f.repro)
             lines.append(f"| {f.kind} | {f.first:.1f} | {f.count} | "
-                         f"{f.key.replace('|', '/')[:200]} | {repro.name}/{name} |")
+                         f"{f.key.replace('|', '/')[:200]} | {f.said or '-'} | "
+                         f"{repro.name}/{name} |")
         lines += ["", f"Replay: `{O.readers_dir().name}/{reader.name} --sframe FILE`; "
                   f"`sfcheck --profile {reader.profile} FILE`."]
     md.write_text("\n".join(lines) + "\n")
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     finds, execs, elapsed = campaign(found[0], args.duration, args.seed)
     md = report(found[0], finds, execs, elapsed, args.seed, args.out, args.stamp)
     print(f"{args.reader}: {execs} execs in {elapsed:.0f} s ({execs / elapsed:.1f}/s), "
-          f"{sum(f.kind == 'crash' for f in finds.values())} crash kinds, "
+          f"{sum(f.kind.startswith('crash') for f in finds.values())} crash kinds, "
           f"{sum(f.kind == 'verdict' for f in finds.values())} verdict differences -> {md}")
     return 0
 
