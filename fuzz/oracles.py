@@ -213,6 +213,7 @@ FLEX_WHY = ("objdump asserts only when the FDE is read as FLEX (dump_sframe_func
 MEMORY_DEPENDENT: dict[str, list[tuple[tuple[str, ...], str]]] = {
     "objdump-sid": [(_OVERREAD, OVERREAD_WHY),
                     (("fre-word-count", "fde-type-unknown"), FLEX_WHY)],
+    "objdump-2.40": [(_OVERREAD, OVERREAD_WHY)],
     "llvm-readobj-22": [(("layout-offsets-ignored",), FREOFF_WHY),
                         (("layout-fde-fres-bounds",), FRE_LEN_WHY)],
     "llvm-readobj-23": [(("layout-offsets-ignored",), FREOFF_WHY),

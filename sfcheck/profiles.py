@@ -46,6 +46,7 @@ LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
 LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
 # What the real binaries did, run here on ELF files built by fuzz/oracle_cases.py.
 OBJDUMP_SEEN = "objdump 2.47.50.20261021 (Debian sid binutils-x86-64-linux-gnu), run here"
+LLVM_SEEN = "llvm-readobj 22.1.8 and 23.1.4 (Debian sid llvm-22, llvm-23), run here"
 LLVM = "denzor200/llvm-project:llvm/lib/Object/SFrameParser.cpp@682321d3"
 LLVM_H = "Hardcode84/llvm-project:llvm/include/llvm/Object/SFrameParser.h@9d8bac3c"
 LLVM_RELEASE = ("llvm/llvm-project PRs #147294, #149828 (July-Aug 2025, after the LLVM 21 "
@@ -431,6 +432,10 @@ LIBSFRAME_PROFILE = Profile(
             ERR, "sframe_find_fre binary-searches whenever FDE_SORTED is set.", LIBSFRAME),
         **_same(("elf-not-sorted", "elf-not-pcrel"), None,
                 "Reported as header-flags-required.", LIBSFRAME),
+        **_same(("elf-fde-outside-text", "elf-abi-machine", "elf-no-segment"), WARN,
+                "libsframe is handed the section's bytes and objdump finds it by name: the "
+                "text mapping, e_machine and PT_GNU_SFRAME are never looked at.",
+                f"{LIBSFRAME}; {OBJDUMP_SEEN}"),
     },
     notes=(
         Fact("Header checks: size >= header, magic in either byte order, version 1-3, flags "
@@ -479,6 +484,13 @@ LIBSFRAME_240_PROFILE = replace(
             "sframe_find_fre binary-searches only a section with FDE_SORTED (v1 has no "
             "FDE_FUNC_START_PCREL).", LIBSFRAME_240),
     },
+    overrides={
+        **LIBSFRAME_PROFILE.overrides,
+        "defect-fre-start-at-size": Override(
+            ERR, "sframe_decoder_get_fre asserts fre_start_addr < func_size (relaxed to <= only "
+            "after PR libsframe/33131): gas 2.40's FRE at a function's end aborts objdump "
+            "2.40.", f"{LIBSFRAME_240}; {OBJDUMP_240_SEEN}"),
+    },
     notes=(
         Fact("Same decoder structure as 2.46: the native-endian path copies the FDE array and "
              "fre_len bytes without comparing them with the section size.", LIBSFRAME_240),
@@ -509,6 +521,10 @@ LLVM_PROFILE = Profile(
         "layout-offsets-ignored": Fact(
             "getFREBase() = getFDEBase() + NumFDEs * sizeof(FDE): sfh_freoff is ignored, so "
             "FREs are read from the end of the FDE array (sfh_fdeoff is honoured).", LLVM_H),
+        "header-byte-order-elf": Fact(
+            "SFrameParser<E> reads the section in the ELF file's endianness: a section in the "
+            "other order is 'invalid magic number (0xe2de)' and skipped.",
+            f"{LLVM_H}; {LLVM_SEEN}"),
     },
     overrides={
         **_same(_LLVM_DUMPS, WARN,

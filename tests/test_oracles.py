@@ -114,3 +114,23 @@ def test_libsframe_240_reads_v1_only() -> None:
     assert O.predict(v1, "libsframe-2.40").verdict == O.ACCEPT
     assert O.predict(v2, "libsframe-2.40").errors == ["header-version-unsupported"]
     assert O.predict(v1, "libsframe-2.46").verdict != O.ACCEPT  # 2.46 reads v2 and v3
+
+
+def test_llvm_refuses_a_section_in_the_other_byte_order() -> None:
+    from dataclasses import replace
+
+    from sfcheck.format.decode import decode
+    from sfcheck.format.encode import encode
+    sec = decode(_hostile()["v2-unmodified"])
+    big = encode(replace(sec, header=replace(sec.header, big_endian=True)))
+    elf = oc.wrap(big)
+    assert O.predict(elf, "llvm-22").errors == ["header-byte-order-elf"]
+    assert "header-byte-order-elf" not in O.predict(elf, "libsframe-2.46").errors
+    assert O.predict(oc.wrap(_hostile()["v2-unmodified"]), "llvm-22").verdict == O.ACCEPT
+
+
+def test_libsframe_240_aborts_on_an_fre_at_the_function_end() -> None:
+    path = oc.CORPUS / "defects" / "cfi_at_end-v1.o"
+    assert "defect-fre-start-at-size" in O.predict(path.read_bytes(), "libsframe-2.40").errors
+    assert O.predict(path.read_bytes(), "libsframe-2.46").errors == [
+        "header-version-unsupported"]

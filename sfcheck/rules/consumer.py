@@ -59,6 +59,13 @@ TEXT = rule(
     CONFIG_SFRAME_VALIDATION every registration then fails. {_ONLY}""",
     "Link the code with SFrame data into one executable segment.")
 
+BYTE_ORDER = rule(
+    "header-byte-order-elf", "header", "error", "section byte order differs from the ELF file's",
+    f"""LLVM's SFrameParser decodes a section in its ELF file's byte order, so a section whose
+    magic is in the other order is refused ('invalid magic number (0xe2de)'); libsframe and
+    the runtime readers take either order or see only their own. {_ONLY}""",
+    "Emit the section in the byte order of the file that holds it.")
+
 
 def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
                    info: ElfSFrameInfo | None = None) -> None:
@@ -71,6 +78,11 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
         takes = ", ".join(f"v{v}" for v in sorted(profile.versions))
         ctx.emit(VERSION, f"{reader} rejects version {h.version} (reads {takes})", offset=2)
         return  # nothing past the header is read
+    if BYTE_ORDER.id in want and info is not None and h.big_endian == info.little_endian:
+        ctx.emit(BYTE_ORDER, f"{reader} rejects a {'big' if h.big_endian else 'little'}-endian "
+                 f"section in a {'little' if info.little_endian else 'big'}-endian file",
+                 offset=0)
+        return  # the magic is all it reads
     need = profile.required_flags.get(h.version, 0)
     if FLAGS_REQUIRED.id in want and need & ~h.flags and not ctx.relocatable:
         ctx.emit(FLAGS_REQUIRED, f"{reader} needs {flag_names(need & ~h.flags)}; flags are "
