@@ -1,6 +1,6 @@
 """What pyproject.toml cannot declare (or, for setuptools 66, only as a "beta" warning): the
 packages, the optional C accelerator of the fast path's FRE walk
-(sfcheck/_frewalk.c; optional=True: without a compiler or Python headers sfcheck runs its
+(sfcheck/walk/_frewalk.c; optional=True: without a compiler or Python headers sfcheck runs its
 pure-Python walk), the man page and bash completion generated at build time, and the license
 metadata in the form the running setuptools knows."""
 
@@ -52,7 +52,7 @@ setup(
     packages=find_namespace_packages(include=["sfcheck*"], exclude=["*.__pycache__"]),
     package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"],
                   "sfcheck.integrations": ["xdg/rpmlint/*.toml"]},  # rpmlint's config
-    ext_modules=[Extension("sfcheck._frewalk", ["sfcheck/_frewalk.c"], optional=True)],
+    ext_modules=[Extension("sfcheck.walk._frewalk", ["sfcheck/walk/_frewalk.c"], optional=True)],
     cmdclass={"build_py": BuildPyWithData},
     data_files=[("share/man/man1", [MAN_PAGE]),
                 ("share/bash-completion/completions", [COMPLETION])],

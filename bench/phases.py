@@ -26,8 +26,8 @@ from pathlib import Path
 PHASES = [
     ("sfcheck.checker", "load_elf", "ELF read (headers, sections, .eh_frame prepared)"),
     ("sfcheck.checker", "check_section", "structure check (all of it)"),
-    ("sfcheck.rules.section", "Table", "  fast path: FDE table columns + FRE walk (regex or C)"),
-    ("sfcheck.rules.section", "_block_ends", "  FRE block ends by offset"),
+    ("sfcheck.walk.section", "Table", "  fast path: FDE table columns + FRE walk (regex or C)"),
+    ("sfcheck.walk.section", "block_ends_distinct", "  FRE block ends by offset"),
     ("sfcheck.rules.layout", "check_overlaps", "  overlap checks"),
     ("sfcheck.checker", "check_consumer", "consumer profile"),
     ("sfcheck.checker", "check_section_defects", "toolchain-defect rules"),

@@ -51,7 +51,8 @@ sys.path.append(str(ROOT))  # last: an installed sfcheck wins over the checkout
 from bench.cbuild import library  # noqa: E402
 from bench.elfwrap import wrap_section  # noqa: E402
 from bench.synth import check_tiling, encode_tiled, plan  # noqa: E402
-from sfcheck.elf import ElfError, load_elf  # noqa: E402
+from sfcheck.elf.loader import load_elf  # noqa: E402
+from sfcheck.errors import ElfError  # noqa: E402
 from sfcheck.format.decode import Decoder, decode_header  # noqa: E402
 
 WORK = ROOT / "build" / "bench"

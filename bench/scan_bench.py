@@ -20,7 +20,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from sfcheck.checker import check_elf
-from sfcheck.elf import ELF_MAGIC
+from sfcheck.elf.constants import ELF_MAGIC
 from sfcheck.scan import ScanConfig, scan
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build sfcheck._frewalk with ASan+UBSan into build-asan/ (not the installed module) and
+# Build sfcheck.walk._frewalk with ASan+UBSan into build-asan/ (not the installed module) and
 # run fuzz/frewalk.py on it: `fuzz/build-frewalk-asan.sh [libFuzzer flags] [corpus dirs]`,
 # e.g. -max_total_time=30; `--build-only`: build, do not run (exits non-zero when ASan
 # builds are impossible here). Python itself is not instrumented, so the ASan runtime is
@@ -15,7 +15,7 @@ suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"
 so="$out/_frewalk$suffix"
 "$CC" -shared -fPIC -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
-  -I"$inc" sfcheck/_frewalk.c -o "$so"
+  -I"$inc" sfcheck/walk/_frewalk.c -o "$so"
 [ "${1:-}" = --build-only ] && exit 0
 asan=$("$CC" -print-file-name=libasan.so)
 ubsan=$("$CC" -print-file-name=libubsan.so)

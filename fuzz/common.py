@@ -68,7 +68,7 @@ def upstream_sections() -> Iterator[tuple[str, bytes, int]]:
 
 def corpus_sections() -> Iterator[tuple[str, bytes, int]]:
     """(name, bytes, vma) of every .sframe in the seed ELF files."""
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     from sfcheck.errors import SfcheckError
     for p in corpus_elves():
         try:
@@ -127,7 +127,7 @@ def write_seeds(target: str, dest: Path, versions: set[int] | None = None) -> in
 
 
 def corpus_sections_of(path: Path) -> Iterator[bytes]:
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     info = load_elf(str(path))
     for s in info.sections:
         yield s.data

@@ -50,11 +50,11 @@ from fuzz import common  # noqa: E402
 with common.instrumented_imports(__name__ == "__main__"):
     from sfcheck.checker import MAX_PER_FILE, check_elf
     from sfcheck.dump.objdump import dump_text
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     from sfcheck.errors import DecodeError, SfcheckError
     from sfcheck.fileio import FileView
     from sfcheck.result import Severity
-    from sfcheck.rules.context import MAX_PER_RULE
+    from sfcheck.walk.context import MAX_PER_RULE
 
 from fuzz import mutator  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Harness `frewalk`: bytes -> FRE blocks and FDE columns -> the C walk and the regex walk.
 
-The property (an AssertionError is a finding): sfcheck._frewalk.verdicts and
-rules/section_fast.regex_verdicts, the reference, set exactly the same `bad` flags on the
+The property (an AssertionError is a finding): sfcheck.walk._frewalk.verdicts and
+walk/fast.regex_verdicts, the reference, set exactly the same `bad` flags on the
 same bytes and columns. The input drives make_case's choices (a header's ABI, version,
 byte order and fixed words; FDEs of FRE type 0-2 or others; FREs mostly near-valid:
 accepted info bytes, CFA words on the byte-class edges, starts equal or decreasing,
@@ -32,8 +32,8 @@ from fuzz import common  # noqa: E402
 # The regex walk and the table builder are the reference: their coverage steers.
 with common.instrumented_imports(__name__ == "__main__", dataflow=False):
     from sfcheck.format import constants as C
-    from sfcheck.rules.fast_fre import _cfa_classes, pattern_abi, walk_spec
-    from sfcheck.rules.section_fast import regex_verdicts
+    from sfcheck.walk.fast import regex_verdicts
+    from sfcheck.walk.fre_patterns import _cfa_classes, pattern_abi, walk_spec
 
 
 class Choices(Protocol):
@@ -149,13 +149,13 @@ def load_frewalk() -> ModuleType | None:
     """The C walk: the build named by SFCHECK_FREWALK_SO, else the installed one."""
     path = os.environ.get("SFCHECK_FREWALK_SO")
     if path:
-        spec = importlib.util.spec_from_file_location("sfcheck._frewalk", path)
+        spec = importlib.util.spec_from_file_location("sfcheck.walk._frewalk", path)
         assert spec is not None and spec.loader is not None
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
     try:
-        from sfcheck import _frewalk
+        from sfcheck.walk import _frewalk
     except ImportError:
         return None
     return _frewalk
@@ -186,15 +186,15 @@ def _instrument() -> None:
     C module is not instrumented: gcc has no libFuzzer coverage)."""
     import atheris
 
-    from sfcheck.rules import section_fast
+    from sfcheck.walk import fast
     g = globals()
     for name in ("make_case", "_word", "_edges", "regex_verdicts"):
         g[name] = atheris.instrument_func(g[name])
-    section_fast._check_starts = atheris.instrument_func(section_fast._check_starts)
+    fast._check_starts = atheris.instrument_func(fast._check_starts)
 
 
 if __name__ == "__main__":
     if FREWALK is None:
-        sys.exit("sfcheck._frewalk is not built (pip install -e . with a C compiler)")
+        sys.exit("sfcheck.walk._frewalk is not built (pip install -e . with a C compiler)")
     _instrument()
     common.run("frewalk", test_one_input)

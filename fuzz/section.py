@@ -7,7 +7,7 @@ Properties (an AssertionError is a finding):
   raise DecodeError, nor the unwinder stop on malformed data: the validator is
   sound with respect to sfcheck's own consumers;
 * encode(decode(x)) == x for clean sections;
-* the checker's fast pass (rules/section_fast, tried on every table size) reports exactly
+* the checker's fast pass (walk/fast, tried on every table size) reports exactly
   what the reference pass reports, checked on one input in FAST_EVERY (chosen by content,
   so a finding replays).
 
@@ -35,8 +35,8 @@ from fuzz import common  # noqa: E402
 
 # Coverage of the format, rules, unwind and dump code steers the fuzzer; the glue around
 # them (options, results, profiles, error types) and the ELF and .eh_frame readers this
-# harness never reaches stay uninstrumented. So does the checker's accelerator (fast_fre,
-# fast_fde, section_fast, the FDE-table columns): it only decides which FDEs the reference
+# harness never reaches stay uninstrumented. So does the checker's accelerator (walk/fre_patterns,
+# walk/fde_shapes, walk/fast, the FDE-table columns): it only decides which FDEs the reference
 # rules would pass silently, the equivalence test pins it to them, and its per-header
 # caches, rebuilt for every fuzzed header, made instrumentation cost 2.4x the exec rate
 # (1,666 -> 625-714 exec/s on the same seeds); a crash in it is still a finding.
@@ -46,10 +46,12 @@ from fuzz import common  # noqa: E402
 # made 107 + 133 + 42 of the ~2,500 branch callbacks per execution (counted: see
 # reports/fuzz-section-rate-2026-11-26.md).
 GLUE = ("sfcheck.checker", "sfcheck.result", "sfcheck.profiles", "sfcheck.errors",
-        "sfcheck.elf", "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
-        "sfcheck.rules.fast_fre", "sfcheck.rules.fast_fde", "sfcheck.rules.section_fast",
+        "sfcheck.elf", "sfcheck.elf.loader", "sfcheck.elf.headers", "sfcheck.elf.relocations",
+        "sfcheck.elf.symbols", "sfcheck.elf.model", "sfcheck.elf.constants",
+        "sfcheck.dwarf.cfi", "sfcheck.dwarf.ehframe",
+        "sfcheck.walk.fre_patterns", "sfcheck.walk.fde_shapes", "sfcheck.walk.fast",
         "sfcheck.format.fde_table",
-        "sfcheck.rules.context", "sfcheck.rules.registry", "sfcheck.format.model",
+        "sfcheck.walk.context", "sfcheck.rules.registry", "sfcheck.format.model",
         "sfcheck.format.constants", "sfcheck.format.abi")
 
 # Branch coverage only: comparison tracing was 324 of ~1,400 callbacks per execution and
@@ -64,8 +66,8 @@ with common.instrumented_imports(__name__ == "__main__", exclude=GLUE, dataflow=
     from sfcheck.format.decode import decode
     from sfcheck.format.encode import encode
     from sfcheck.result import FileResult, Severity
-    from sfcheck.rules import section as section_pass
     from sfcheck.unwind import Registers, SFrameTable, SparseMemory, StopReason, Unwinder
+    from sfcheck.walk import section as section_pass
 
 # The mutator works on its own uninstrumented copy of sfcheck: see common.plain_import.
 mutator = common.plain_import("fuzz.mutator", __name__ == "__main__")

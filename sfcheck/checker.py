@@ -7,21 +7,24 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 from . import rules  # noqa: F401  (registers every rule)
-from .elf import Buffer, ElfError, FuncSymbol, FuncSymbols, addresses, load_elf
+from .elf.loader import load_elf
+from .elf.model import Buffer, FuncSymbol, addresses
+from .elf.symbols import FuncSymbols
+from .errors import ElfError
 from .format.model import Header
 from .profiles import PROFILES, empty_section_message, reads_segment
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
 from .rules.consumer import check_consumer
-from .rules.context import SectionContext
 from .rules.coverage import check_text_coverage
 from .rules.defect import check_section_defects, check_stubs_only
 from .rules.header import TOO_SHORT
 from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
-from .rules.section import check_section
 from .rules.semantic import cross_check
+from .walk.context import SectionContext
+from .walk.section import check_section
 from .wording import plural
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time

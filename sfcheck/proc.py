@@ -18,15 +18,14 @@ the read is said as such (exit 3) instead of passing for results.
 
 from __future__ import annotations
 
-import argparse
-import json
 import mmap
 import os
-import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from .elf import ElfError, ElfSFrameInfo, load_elf
+from .elf.loader import load_elf
+from .elf.model import ElfSFrameInfo
+from .errors import ElfError
 from .loadbias import Mapped, Segment, load_bias
 from .procfs import (
     DELETED,
@@ -47,7 +46,7 @@ from .wording import noun, plural
 __all__ = ["Mapping", "ObjectReport", "ProcError", "ProcScan", "examine", "parse_maps"]
 
 MAX_SECTION = 256 << 20  # never read more than this from /proc/PID/mem for one section
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_EXITED = 0, 1, 2, 3
+EXIT_OK, EXIT_FINDINGS, EXIT_EXITED = 0, 1, 3
 _COMPARE_CHUNK = 1 << 16
 
 
@@ -341,39 +340,3 @@ def exit_status(scan: ProcScan) -> int:
         return EXIT_EXITED
     bad = any(r.error or (r.sframe and (not r.registers or r.errors)) for r in scan.reports)
     return EXIT_FINDINGS if bad else EXIT_OK
-
-
-def cmd_proc(args: argparse.Namespace) -> int:
-    try:
-        scan = examine(args.pid)
-    except ProcError as exc:
-        print(f"sfcheck proc: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        print(json.dumps({"pid": args.pid, "exited": scan.exited, "data_files": scan.data_files,
-                          "objects": [asdict(r) | {"errors": r.errors} for r in scan.reports]},
-                         indent=1))
-    else:
-        print("\n".join(render_text(scan)))
-    return exit_status(scan)
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `proc` on an argparse subparsers object; returns its parser."""
-    p = subparsers.add_parser(
-        "proc", help="predict kernel SFrame registration for a live process (Linux)",
-        description="For every ELF object mapped into process PID, predict what the Linux "
-                    "V3-series unwinder would do: registration (PT_GNU_SFRAME in a PT_LOAD, "
-                    "the sframe range in one readable mapping, each PF_X segment in exactly "
-                    "one executable mapping, no registered text ranges overlapping or "
-                    "touching) and the `kernel` profile on the section bytes as mapped, "
-                    "compared with the file.",
-        epilog="Exit status: 0 every object with SFrame would register and has no "
-               "kernel-profile error, 1 otherwise or when an object could not be examined "
-               "(unreadable, changed while read), 2 usage error or a process that cannot "
-               "be read (none, a zombie, a kernel thread, not permitted), 3 the process "
-               "exited during the read (the results are incomplete).")
-    p.add_argument("pid", type=int, metavar="PID", help="the process ID")
-    p.add_argument("--json", action="store_true", help="JSON instead of text")
-    p.set_defaults(func=cmd_proc)
-    return p

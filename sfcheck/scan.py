@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from itertools import count
 
 from .checker import Options, check_elf, check_section_bytes
-from .elf import MAX_SECTION_BYTES
+from .elf.constants import MAX_SECTION_BYTES
 from .fileio import InputFileError, open_regular, read_bounded
 from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify

@@ -19,7 +19,7 @@ from elfbuild import (
     symbol,
 )
 
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 
 from helpers import CORPUS
 

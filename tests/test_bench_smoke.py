@@ -93,4 +93,4 @@ def test_phases_time_the_checker_inside_the_whole_check() -> None:
     assert 0 < per[".eh_frame cross-check"] <= total  # the file has .eh_frame FDEs
     # Wrappers are removed afterwards: the checker's names are its own functions again.
     from sfcheck import checker
-    assert checker.check_section.__module__ == "sfcheck.rules.section"
+    assert checker.check_section.__module__ == "sfcheck.walk.section"

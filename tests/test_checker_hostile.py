@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.profiles import PROFILES
 from sfcheck.rules import RULES
-from sfcheck.rules.context import MAX_PER_RULE
+from sfcheck.walk.context import MAX_PER_RULE
 
 from helpers import CORPUS
 from strategies import mutated_sections

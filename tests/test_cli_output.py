@@ -19,8 +19,8 @@ from junitparser import JUnitXml
 
 from sfcheck import report as report_pkg
 from sfcheck.cli import EXIT_INTERNAL, main
-from sfcheck.cli_output import use_colour
-from sfcheck.elf import load_elf
+from sfcheck.cli.output import use_colour
+from sfcheck.elf.loader import load_elf
 from sfcheck.report.escape import escape
 from sfcheck.result import Severity
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sfcheck.cli import build_parser, main, profile_table
-from sfcheck.elf import load_elf
+from sfcheck.cli import build_parser, main
+from sfcheck.cli.catalogue import profile_table
+from sfcheck.elf.loader import load_elf
 from sfcheck.profiles import PROFILES
 from sfcheck.rules import GROUPS, RULES
 from sfcheck.wording import noun, plural

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.cli import main
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.format import decode_header
 
 from helpers import CORPUS

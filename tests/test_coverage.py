@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sfcheck.checker import check_elf
-from sfcheck.elf import load_elf
-from sfcheck.rules.context import Ranges
+from sfcheck.elf.loader import load_elf
 from sfcheck.rules.coverage import gap_summary, uncovered
+from sfcheck.walk.context import Ranges
 
 from helpers import CORPUS
 

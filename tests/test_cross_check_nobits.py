@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import sfcheck.checker as K
-from sfcheck.elf import load_elf
-from sfcheck.elfmodel import SFrameSection
+from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import SFrameSection
 from sfcheck.record import replace
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpus" / "v3" / "libcorpus.so"

@@ -11,11 +11,12 @@ from types import SimpleNamespace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import FuncSymbol, load_elf
+from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import FuncSymbol
 from sfcheck.errors import DecodeError
 from sfcheck.format.decode import Decoder, decode_header
-from sfcheck.rules.context import SectionContext
 from sfcheck.rules.defect import check_raw_copy
+from sfcheck.walk.context import SectionContext
 
 from helpers import CORPUS
 

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from sfcheck import cli, docgen
+from sfcheck.cli import catalogue
 
 from doc_examples import DOCS, blocks
 from helpers import ROOT
@@ -61,7 +62,7 @@ def test_profile_table_has_every_profile_and_its_cells() -> None:
     lines = docgen.profiles()
     rows = [line for line in lines if line.startswith("| `")]
     assert [r.split("|")[1].strip().strip("`") for r in rows] == list(PROFILES)
-    printed = " ".join("\n".join(cli.profile_table()).split())
+    printed = " ".join("\n".join(catalogue.profile_table()).split())
     for row in rows:  # every cell is text `sfcheck profiles` prints, wrapping undone
         cells = [c.strip().strip("`").replace("\\|", "|")
                  for c in re.split(r"(?<!\\)\|", row)[1:-1]]

@@ -59,7 +59,7 @@ def test_every_corpus_file_validates(schema: dict[str, Any], corpus_dump: dict[s
 
 def test_a_section_that_fails_to_decode_validates(schema: dict[str, Any], tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
 
     section = load_elf(LIB_V3).sections[0].data
     cut = tmp_path / "cut.sframe"

@@ -197,7 +197,7 @@ def test_decoded_rules_are_one_object_per_value() -> None:
     """decode_eh_frame's rows carry one object per rule value (CfaExpr aside), so eh_steps
     merges repeated rules by identity: its steps are those of a merge by value."""
     from sfcheck.dwarf.cfi import CfaExpr, decode_eh_frame
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     from sfcheck.format.abi import ABIS
     from sfcheck.format.decode import decode_header
     from sfcheck.rules.semantic.compare import eh_steps

@@ -22,12 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import (
-    SHT_GNU_SFRAME,
-    ElfSFrameInfo,
-    is_elf,
-    load_elf,
-)
+from sfcheck.elf.constants import SHT_GNU_SFRAME
+from sfcheck.elf.loader import is_elf, load_elf
+from sfcheck.elf.model import ElfSFrameInfo
 from sfcheck.errors import ElfError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -28,7 +28,8 @@ from elfbuild import (
 )
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import MAX_SFRAME_SECTIONS, load_elf
+from sfcheck.elf.constants import MAX_SFRAME_SECTIONS
+from sfcheck.elf.loader import load_elf
 from sfcheck.result import CUT_MARK, MAX_TEXT, Severity
 
 from helpers import CORPUS, ROOT

@@ -14,7 +14,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import PT_GNU_SFRAME, SHT_GNU_SFRAME
+from sfcheck.elf.constants import PT_GNU_SFRAME, SHT_GNU_SFRAME
 from sfcheck.result import Severity
 
 from helpers import CORPUS

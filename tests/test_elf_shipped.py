@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import PT_GNU_SFRAME, is_elf, load_elf
+from sfcheck.elf.constants import PT_GNU_SFRAME
+from sfcheck.elf.loader import is_elf, load_elf
 from sfcheck.profiles import PROFILE_NAMES
 from sfcheck.result import Severity
 

@@ -1,4 +1,4 @@
-"""elf.FuncSymbols (symbol table read column-wise, on first use) against the plain
+"""elf.symbols.FuncSymbols (symbol table read column-wise, on first use) against the plain
 per-entry reading it replaced: the same symbols in the same order, on random tables of
 every class and byte order (aliases, equal addresses, undefined and special sections,
 other symbol types, names out of the table), on the corpus and on the upstream files."""
@@ -11,14 +11,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import (
-    FuncSymbol,
-    FuncSymbols,
-    address_set,
-    addresses,
-    load_elf,
-    string_at,
-)
+from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import FuncSymbol, address_set, addresses
+from sfcheck.elf.symbols import FuncSymbols, string_at
 
 from helpers import CORPUS, UPSTREAM
 
@@ -51,7 +46,6 @@ _entry = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
 def _symtab(entries: list, order: str, is64: bool) -> bytes:
     """A symbol table of `entries` (name, info, shndx, value, size) after the null entry."""
     fmt = order + ("IBBHQQ" if is64 else "IIIBBH")
@@ -62,6 +56,7 @@ def _symtab(entries: list, order: str, is64: bool) -> bytes:
     return b"".join(rows)
 
 
+@settings(max_examples=300, deadline=None)
 @given(entries=st.lists(_entry, max_size=40), is64=st.booleans(), big=st.booleans(),
        rel=st.booleans())
 def test_same_as_the_per_entry_reading(entries: list, is64: bool, big: bool,

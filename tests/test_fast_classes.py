@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sfcheck.format import constants as C
 from sfcheck.rules import fre as R
-from sfcheck.rules.fast_fre import _cfa_word, _slot_word, cfa_scale_abi
+from sfcheck.walk.fre_patterns import _cfa_word, _slot_word, cfa_scale_abi
 
 ABIS = [C.ABI_AMD64_LE, C.ABI_AARCH64_BE, C.ABI_S390X_BE]
 
@@ -76,7 +76,7 @@ def _header(version: int):
 @given(st.sampled_from([1, 2, 3]), st.data())
 def test_noisy_fdes_matches_per_fde_verdicts(version: int, data) -> None:
     from sfcheck.rules import fde as F
-    from sfcheck.rules.fast_fde import _verdict, noisy_fdes, type_table
+    from sfcheck.walk.fde_shapes import _verdict, noisy_fdes, type_table
 
     h = _header(version)
     n = data.draw(st.integers(1, 40))

@@ -2,7 +2,7 @@
 
 Both are the product's: `check_section(ctx, fast=False)` runs every FDE through the
 decoder and the checks beside the rules (rules/fde.py, fre.py, layout.py);
-`check_section(ctx)` lets rules/section_fast.Table accept runs of FDEs in bulk. The
+`check_section(ctx)` lets walk/fast.Table accept runs of FDEs in bulk. The
 tests compare them (findings in order, function ranges, header) on hypothesis-generated
 sections, damaged copies of them, large synthetic sections (bench/synth.py) with bytes
 flipped where the fast path decides, every SFrame section of the corpus (held-in
@@ -20,16 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.synth import encode_tiled, plan
-from sfcheck.elf import ElfError, load_elf
-from sfcheck.errors import DecodeError
+from sfcheck.elf.loader import load_elf
+from sfcheck.errors import DecodeError, ElfError
 from sfcheck.format import constants as C
 from sfcheck.format import encode
 from sfcheck.format.decode import Decoder, decode_header
 from sfcheck.format.model import Header
-from sfcheck.rules import section as section_mod
-from sfcheck.rules import section_fast
-from sfcheck.rules.context import SectionContext
-from sfcheck.rules.section import check_section
+from sfcheck.walk import fast
+from sfcheck.walk import section as section_mod
+from sfcheck.walk.context import SectionContext
+from sfcheck.walk.section import check_section
 
 from helpers import CORPUS, UPSTREAM, upstream_absent
 from strategies import mutations, permute_blocks, sections
@@ -37,16 +37,16 @@ from strategies import mutations, permute_blocks, sections
 
 @pytest.fixture(scope="module", autouse=True, params=["c-walk", "pure-python"])
 def fre_walk(request) -> Iterator[None]:
-    """Every test here runs with the C FRE walk (sfcheck._frewalk, when built) and with
+    """Every test here runs with the C FRE walk (sfcheck.walk._frewalk, when built) and with
     the regex walk (what SFCHECK_PURE_PYTHON=1 selects)."""
-    saved = section_fast.FREWALK
+    saved = fast.FREWALK
     if request.param == "c-walk":
         if saved is None:
             pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
     else:
-        section_fast.FREWALK = None
+        fast.FREWALK = None
     yield
-    section_fast.FREWALK = saved
+    fast.FREWALK = saved
 
 
 def reference(ctx: SectionContext) -> Header | None:

@@ -1,7 +1,7 @@
-"""The optional C FRE walk (sfcheck._frewalk) gives the regex walk's verdicts exactly.
+"""The optional C FRE walk (sfcheck.walk._frewalk) gives the regex walk's verdicts exactly.
 
-section_fast.regex_verdicts is the reference; _frewalk.verdicts reads tables built from
-the same predicates (fast_fre.walk_spec). Both get the same bytes and FDE columns from
+fast.regex_verdicts is the reference; _frewalk.verdicts reads tables built from
+the same predicates (fre_patterns.walk_spec). Both get the same bytes and FDE columns from
 fuzz/frewalk.make_case (near-valid FREs: class-edge CFA words, s390x, big-endian, start
 sizes 1/2/4, truncated and overlong blocks, counts and sizes off by one, starts equal or
 decreasing, bounds out of range); misuse raises; without the module Table falls back to
@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 import sfcheck
 from fuzz.frewalk import Case, both, make_case
 from sfcheck.format import constants as C
-from sfcheck.rules import section_fast
-from sfcheck.rules.fast_fre import SPEC_LEN, walk_spec
-from sfcheck.rules.section_fast import regex_verdicts
+from sfcheck.walk import fast
+from sfcheck.walk.fast import regex_verdicts
+from sfcheck.walk.fre_patterns import SPEC_LEN, walk_spec
 
-frewalk = pytest.importorskip("sfcheck._frewalk", reason="the C walk was not built")
+frewalk = pytest.importorskip("sfcheck.walk._frewalk", reason="the C walk was not built")
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,8 +106,8 @@ def test_module_optional(monkeypatch) -> None:
     """Without the module (not built, or SFCHECK_PURE_PYTHON set) Table walks with the
     regex, with the same findings on a realistic section with flipped bytes."""
     from bench.synth import encode_tiled, plan
-    from sfcheck.rules.context import SectionContext
-    from sfcheck.rules.section import check_section
+    from sfcheck.walk.context import SectionContext
+    from sfcheck.walk.section import check_section
 
     lay = plan(300, 3, seed=3)
     data = bytearray(encode_tiled(lay))
@@ -120,16 +120,16 @@ def test_module_optional(monkeypatch) -> None:
         ctx.finish()
         return [f.text() for f in ctx.findings]
 
-    assert section_fast.FREWALK is frewalk
+    assert fast.FREWALK is frewalk
     with_c = findings()
-    monkeypatch.setitem(sys.modules, "sfcheck._frewalk", None)  # import fails
-    monkeypatch.delattr(sfcheck, "_frewalk")
-    monkeypatch.setattr(section_fast, "FREWALK", section_fast._load_frewalk())
-    assert section_fast.FREWALK is None
+    monkeypatch.setitem(sys.modules, "sfcheck.walk._frewalk", None)  # import fails
+    monkeypatch.delattr(sfcheck.walk, "_frewalk")
+    monkeypatch.setattr(fast, "FREWALK", fast._load_frewalk())
+    assert fast.FREWALK is None
     assert findings() == with_c and with_c
     monkeypatch.undo()
     monkeypatch.setenv("SFCHECK_PURE_PYTHON", "1")
-    assert section_fast._load_frewalk() is None
+    assert fast._load_frewalk() is None
 
 
 def test_harness_replays_and_fails_on_difference(monkeypatch) -> None:

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from fuzz import common, section  # noqa: E402
-from sfcheck.rules import section as section_pass  # noqa: E402
+from sfcheck.walk import section as section_pass  # noqa: E402
 
 
 def _seeds() -> list[bytes]:

@@ -177,7 +177,7 @@ def test_glibc_differential_finds_rep_size_zero_and_agrees_on_corpus() -> None:
     """glibc's own reader in the guarded worker: a v2 PCMASK FDE with rep_size 0 kills it
     with SIGFPE inside __sframe_find_fre; ld's real v2 output gets the same rows as sfcheck."""
     from fuzz import glibc
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
     from sfcheck.format import constants as C
     glibc.setup(str(_glibc_lib()))

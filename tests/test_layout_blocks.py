@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sfcheck.format import constants as C
+from sfcheck.format.fde_table import block_ends_distinct
 from sfcheck.format.model import Header
 from sfcheck.rules import layout as L
-from sfcheck.rules.context import SectionContext
-from sfcheck.rules.section import _block_ends
+from sfcheck.walk.context import SectionContext
 
 
 def reference(blocks: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
@@ -30,7 +30,8 @@ def found(blocks: L.Blocks, next_start=None) -> list[tuple[int, int]]:
 
 
 def fre_offsets_table(offs: list[int]) -> tuple[bytes, Header]:
-    """A v2 little-endian FDE table whose FDEs' FRE offsets are `offs` (all _block_ends reads)."""
+    """A v2 little-endian FDE table whose FDEs' FRE offsets are `offs` (all block_ends_distinct
+    reads)."""
     n = len(offs)
     h = Header(C.VERSION_2, C.F_FDE_SORTED, C.ABI_AMD64_LE, 0, 0, n, 0, 0, 0, n * 20, False)
     recs = b"".join(bytes(8) + o.to_bytes(4, "little") + bytes(h.fde_size - 12) for o in offs)
@@ -117,7 +118,7 @@ def test_same_findings_as_the_tuple_sort(spec, with_next) -> None:
     nxt = None
     if with_next and spec:
         starts = [f for f, _n, _p in spec]
-        if len(set(starts)) == len(starts):  # what _block_ends promises
+        if len(set(starts)) == len(starts):  # what block_ends_distinct promises
             srt = sorted(starts)
             after = dict(zip(srt, [*srt[1:], 10**6], strict=True))
             nxt = array("q", [after[f] for f in starts])
@@ -127,11 +128,11 @@ def test_same_findings_as_the_tuple_sort(spec, with_next) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=40))
 def test_block_ends_and_distinct(offs) -> None:
-    """_block_ends: the next greater offset (fres_start added; `limit` for the greatest),
+    """block_ends_distinct: the next greater offset (fres_start added; `limit` for the greatest),
     and whether the offsets are distinct; None for offsets in table order."""
     data, h = fre_offsets_table(offs)
     limit = 10**6
-    ends, distinct = _block_ends(data, h, len(offs), limit)
+    ends, distinct = block_ends_distinct(data, h, len(offs), limit)
     assert distinct == (len(set(offs)) == len(offs))
     if all(a < b for a, b in zip(offs, offs[1:], strict=False)):
         assert ends is None

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.cli import main
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.proc import (
     ObjectReport,
     ProcScan,
@@ -158,10 +158,10 @@ def test_process_of_another_user_is_a_clear_error(progs) -> None:
     """As `nobody`, a root-owned process cannot be read: one line on stderr, exit 2."""
     with running(progs["sframe"]) as pid:
         # Everything is imported before dropping to nobody (root's home may be 0700).
-        # (argparse itself would import gettext lazily: cmd_proc is called directly.)
-        code = ("import os, sys, argparse, sfcheck.proc as P; os.setgid(65534); "
-                "os.setuid(65534); "
-                f"sys.exit(P.cmd_proc(argparse.Namespace(pid={pid}, json=False)))")
+        # (argparse itself would import gettext lazily: the command's run is called directly.)
+        code = ("import os, sys, argparse, sfcheck.proc, sfcheck.cli.proc as P; "
+                "os.setgid(65534); os.setuid(65534); "
+                f"sys.exit(P.run(argparse.Namespace(pid={pid}, json=False)))")
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              timeout=60, cwd="/", env={"PATH": "/usr/bin"})
     assert res.returncode == 2, res.stderr

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.cli import main
-from sfcheck.elf import LoadSegment, load_elf
+from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import LoadSegment
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.model import Section
@@ -20,8 +21,8 @@ from sfcheck.profiles import PROFILE_NAMES, PROFILES, flag_names
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import RULES
 from sfcheck.rules import consumer as K
-from sfcheck.rules.context import MAX_PER_RULE, SectionContext
-from sfcheck.rules.section import check_section
+from sfcheck.walk.context import MAX_PER_RULE, SectionContext
+from sfcheck.walk.section import check_section
 
 from helpers import CORPUS
 from strategies import mutated_sections, sections

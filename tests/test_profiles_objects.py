@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.format.decode import decode_header
 from sfcheck.profiles import PROFILES
 from sfcheck.result import Severity

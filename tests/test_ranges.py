@@ -1,4 +1,4 @@
-"""rules/context.Ranges: the structure check's (pc, size, fde) column store reads as the
+"""walk/context.Ranges: the structure check's (pc, size, fde) column store reads as the
 list of tuples it replaced, including values an int64 array cannot hold."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sfcheck.rules.context import Ranges, SectionContext, range_columns
+from sfcheck.walk.context import Ranges, SectionContext, range_columns
 
 
 @settings(max_examples=300, deadline=None)

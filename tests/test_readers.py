@@ -208,7 +208,7 @@ def test_profiles_command_shows_every_fact_with_its_source(capsys) -> None:
 def test_kernel_profile_model_under_elf(tmp_path) -> None:
     """A linked v3 file whose PLT FDE says rep_size 0: an error under `kernel` only."""
     from sfcheck.checker import check_elf
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     from sfcheck.format.decode import Decoder
 
     from helpers import CORPUS

@@ -10,7 +10,7 @@ from pathlib import Path
 from relocbuild import reloc_heavy_object
 
 from sfcheck.checker import check_elf
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 
 from bounded import MiB, run_sfcheck
 

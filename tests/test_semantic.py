@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.dwarf.cfi import Opaque, eval_linear
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode
 from sfcheck.format.encode import encode

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.rules.semantic import check as semantic_check
 from sfcheck.rules.semantic.check import _SectionPass
 from sfcheck.rules.semantic.settle import Settle
@@ -94,7 +94,7 @@ def test_emptied_eh_frame_same_findings(monkeypatch, disable: tuple[str, ...]) -
     """No .eh_frame FDE at all (only terminators): every SFrame FDE is uncovered, and past
     the per-rule cap (lowered to 3 here: corpus files are small) the findings are only
     counted. Same report both ways, "N more findings" included."""
-    from sfcheck.rules import context
+    from sfcheck.walk import context
 
     monkeypatch.setattr(context, "MAX_PER_RULE", 3)
     monkeypatch.setattr(semantic_check, "MAX_PER_RULE", 3)

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf
-from sfcheck.elf import load_elf
-from sfcheck.rules import context
+from sfcheck.elf.loader import load_elf
 from sfcheck.rules.semantic import check as semantic_check
 from sfcheck.rules.semantic.check import _SectionPass
+from sfcheck.walk import context
 
 from helpers import CORPUS, UPSTREAM, upstream_absent
 

@@ -8,15 +8,15 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sfcheck.elf import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
+from sfcheck.elf.model import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode_header
 from sfcheck.format.encode import encode
 from sfcheck.format.layout import build_section
 from sfcheck.format.model import FDE, fde_info, make_fre
 from sfcheck.result import Severity
-from sfcheck.rules.context import SectionContext
 from sfcheck.rules.semantic import cross_check
+from sfcheck.walk.context import SectionContext
 
 from helpers import uleb
 

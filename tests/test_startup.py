@@ -39,7 +39,8 @@ NOT_FOR_START_UP = [
     "shutil", "bz2", "lzma", "tempfile", "random",  # argparse's formatter, -o, spilling
     "threading",  # scan: signal.signal itself says whether this is the main thread
     "difflib", "sfcheck.waivers",  # a mistyped command, --waivers
-    "sfcheck.unwind", "sfcheck.proc", "sfcheck.cli_dump",  # other commands' parsers
+    "sfcheck.unwind", "sfcheck.proc", "sfcheck.cli.dump", "sfcheck.cli.unwind",  # other
+    "sfcheck.cli.proc", "sfcheck.cli.catalogue",  # commands and their parsers
     "sfcheck.report.junit",  # other renderers (json, sarif: above)
 ]
 
@@ -106,6 +107,6 @@ def test_dump_and_archives_still_load_what_they_need(tmp_path) -> None:
 
 
 def test_unwind_parser_default_matches_the_unwinder() -> None:
+    from sfcheck.cli.unwind import DEFAULT_MAX_FRAMES as CLI_DEFAULT
     from sfcheck.unwind import DEFAULT_MAX_FRAMES
-    from sfcheck.unwind.cli import DEFAULT_MAX_FRAMES as CLI_DEFAULT
     assert CLI_DEFAULT == DEFAULT_MAX_FRAMES

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sfcheck.elf import load_elf
+from sfcheck.elf.loader import load_elf
 from sfcheck.unwind.table import SFrameTable
 
 from unwind_build import auxv, core_bytes, nt_file, prstatus

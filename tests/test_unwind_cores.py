@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.elf import load_elf
-from sfcheck.unwind import Unwinder, cli
+from sfcheck.cli import unwind as cli
+from sfcheck.elf.loader import load_elf
+from sfcheck.unwind import Unwinder
 from sfcheck.unwind.core import CoreFile
 from sfcheck.unwind.table import SFrameTable
 
@@ -122,7 +123,7 @@ def _limited(args: list[str], address_space: int, cpu: int
              ) -> tuple[subprocess.CompletedProcess[str], int]:
     """`sfcheck unwind ARGS` in a child under RLIMIT_AS and RLIMIT_CPU; (result, peak RSS
     in bytes as the child measured it)."""
-    code = ("import resource, sys\nfrom sfcheck.unwind import cli\ntry:\n"
+    code = ("import resource, sys\nfrom sfcheck.cli import unwind as cli\ntry:\n"
             f"    status = cli.main({args!r})\nfinally:\n"
             # VmHWM: this address space's peak; ru_maxrss would also keep the peak of the
             # one exec replaced (pytest's, when it forked this child).
@@ -252,8 +253,8 @@ def test_mutated_core_parses_or_errors(data: st.DataObject) -> None:
 def test_aarch64_core_registers_and_pac_mask() -> None:
     """An aarch64 core: pc, sp, x29 (FP) and x30 (LR) come from pr_reg; the insn_mask of
     NT_ARM_PAC_MASK (a "LINUX" note) is what signed return addresses are stripped of."""
+    from sfcheck.cli.unwind import _pac_mask
     from sfcheck.format import constants as C
-    from sfcheck.unwind.cli import _pac_mask
 
     regs = [0x1000 + i for i in range(31)] + [0x7F00, 0x401234, 0]
     pac = note(0x406, (0xFF7F << 48).to_bytes(8, "little") + (0xFF7F << 48).to_bytes(8, "little"),

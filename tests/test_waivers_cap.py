@@ -12,7 +12,8 @@ from elfbuild import SHF_ALLOC, SHF_EXECINSTR, SHT_GNU_SFRAME, SHT_PROGBITS, Elf
 
 from sfcheck.checker import MAX_PER_FILE, check_elf
 from sfcheck.cli import main
-from sfcheck.elf import MAX_SFRAME_SECTIONS, load_elf
+from sfcheck.elf.constants import MAX_SFRAME_SECTIONS
+from sfcheck.elf.loader import load_elf
 from sfcheck.scan import ScanConfig
 from sfcheck.waivers import apply_waivers, parse_waivers
 

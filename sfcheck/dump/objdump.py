@@ -162,7 +162,7 @@ def dump_chunks(data: bytes, section_vma: int = 0, name: str = ".sframe") -> Ite
     """dump_text's lines, several thousand at a time joined by newlines (no final one).
 
     FDEs whose FRE blocks lie in table order are walked by one regex call each
-    (section_fast-style), and each distinct FRE (info byte and data words) is
+    (walk/fast.py-style), and each distinct FRE (info byte and data words) is
     formatted once per section; rows differ only by address. Any FDE the fast
     walk does not account for exactly is decoded and printed by fde_lines, so the
     text and the DecodeError raised (after everything before it was yielded) are

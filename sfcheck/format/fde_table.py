@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sys
 from array import array
-from itertools import repeat
-from operator import add
+from itertools import islice, repeat
+from operator import add, lt
 
 from . import constants as C
 from .model import Header
@@ -69,3 +69,33 @@ class Columns:
         first = vma + base + self.a * stride
         return list(map(add, self.starts, range(first, first + self.n * stride, stride)))
 
+
+def block_ends(data: bytes, h: Header, readable: int, limit: int) -> array[int] | None:
+    """Per FDE 0..readable-1: where the next FRE block by offset begins (the last one:
+    `limit`); None when the blocks are in table order (then that is the next FDE's).
+    An array: it is kept for the cross-check, and a list would cost an int object per FDE."""
+    return block_ends_distinct(data, h, readable, limit)[0]
+
+
+def block_ends_distinct(data: bytes, h: Header, readable: int,
+                        limit: int) -> tuple[array[int] | None, bool]:
+    """block_ends(), and whether no two FDEs share a block start (then each block lies
+    before its end there, in table order or not, when the blocks are disjoint)."""
+    # The FRE-offset column alone, as an array: int objects are made once, by the sort,
+    # and shared by the sorted list and the dict (a list of the column would hold a second
+    # set: ~30 MB at 1M FDEs).
+    offs = column(records(data, h, 0, readable), h.fde_size, START_WIDTH[h.version] + 4, 4,
+                  False, h.big_endian, readable)
+    if all(map(lt, offs, islice(offs, 1, None))):
+        return None, True
+    # Sorting the offsets, not a set of them, is cheaper (gcc's .cold blocks leave long
+    # increasing runs for the sort) and says whether they are distinct.
+    srt = sorted(offs)
+    distinct = all(map(lt, srt, islice(srt, 1, None)))
+    if not distinct:
+        srt = sorted(set(srt))
+    # offset -> the next greater offset (the greatest: the end of the FRE data); the last
+    # offset is left out by zip (shorter second argument)
+    nxt = dict(zip(srt, islice(srt, 1, None), strict=False))
+    nxt[srt[-1]] = limit - h.fres_start
+    return array("q", map(add, map(nxt.__getitem__, offs), repeat(h.fres_start))), distinct

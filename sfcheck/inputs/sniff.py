@@ -6,7 +6,7 @@ zstandard; they load only when a file's head says it is an archive.
 
 from __future__ import annotations
 
-from ..elf import ELF_MAGIC
+from ..elf.constants import ELF_MAGIC
 
 HEAD_SIZE = 512  # enough for every magic, including tar's at offset 257
 

@@ -32,7 +32,7 @@ class SFrameCheck(AbstractFilesCheck):
             self.settings = settings(config.configuration)
         except ConfigError as exc:
             # rpmlint's own wording for a configuration it cannot use, and its exit status
-            # for one (cli.py exits 2); a traceback would hide the line that matters.
+            # for one (sfcheck.cli exits 2); a traceback would hide the line that matters.
             print(f"(none): E: {exc}", file=sys.stderr)
             sys.exit(2)
         # rpmlint takes descriptions from its own descriptions/*.toml only; checks with

@@ -1,11 +1,8 @@
 """The rule catalogue and the checks that emit findings under each rule ID.
 
 One module per group (header, layout, fde, fre, elf, semantic, defect, consumer): its
-rule declarations, its check and the small pure predicates the check uses. section.py
-is the reference pass over one SFrame section that drives the structural groups;
-section_fast.py only decides which FDEs that pass would accept silently, from the
-same predicates (fast_fre.py) and checks (fast_fde.py), and is held to the same
-findings by tests/test_fastpath_equivalence.py.
+rule declarations, its check and the small pure predicates the check uses. The walk
+that drives the structural groups over one SFrame section is sfcheck/walk/.
 """
 
 from . import (  # noqa: F401  (registers the rules)

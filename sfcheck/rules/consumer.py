@@ -7,11 +7,11 @@ selected profile lists it, and its message names the reader.
 
 from __future__ import annotations
 
-from ..elf import ElfSFrameInfo
+from ..elf.model import ElfSFrameInfo
 from ..format.model import Header
 from ..profiles import Profile, flag_names
+from ..walk.context import SectionContext
 from ..wording import plural
-from .context import SectionContext
 from .registry import rule
 
 _ONLY = """Reported only under a consumer profile (--profile); `sfcheck profiles` and `sfcheck

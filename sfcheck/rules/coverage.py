@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import add, and_, gt, itemgetter, le, lt
 
-from ..elf import ElfSFrameInfo
+from ..elf.model import ElfSFrameInfo
 from ..record import NamedTuple
+from ..walk.context import SectionContext, range_columns
 from ..wording import plural
-from .context import SectionContext, range_columns
 from .registry import rule
 
 MAX_LISTED = 8  # ranges named in the message; the byte count covers all of them

@@ -8,7 +8,7 @@ and versions, what it does to unwinders and how to confirm it by hand.
 from __future__ import annotations
 
 from ..dwarf.cfi import UNDEFINED, EhFde
-from ..elf import ElfSFrameInfo, address_set
+from ..elf.model import ElfSFrameInfo, address_set
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.abi import Abi
@@ -16,8 +16,8 @@ from ..format.decode import Decoder, decode_header
 from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule
 from ..format.model import Header
+from ..walk.context import SectionContext
 from . import semantic as S
-from .context import SectionContext
 from .registry import Rule, rule
 
 PLT_GOT_CFA = rule(

@@ -5,12 +5,12 @@ from __future__ import annotations
 from itertools import repeat
 from operator import add, and_, le
 
-from ..elf import MAX_SFRAME_SECTIONS, SHT_GNU_SFRAME, ElfSFrameInfo, SFrameSection
+from ..elf.model import ElfSFrameInfo, SFrameSection
 from ..format import constants as C
 from ..format.model import Header
 from ..result import Severity
+from ..walk.context import SectionContext, range_columns
 from ..wording import plural
-from .context import SectionContext, range_columns
 from .defect import check_discarded
 from .registry import rule
 
@@ -146,10 +146,10 @@ def check_elf_section(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSecti
                  f"{'little' if info.little_endian else 'big'}-endian file", offset=4)
     if sec.segment is not None:
         pass  # no section header: no section type to judge
-    elif h.version == C.VERSION_3 and sec.sh_type != SHT_GNU_SFRAME:
+    elif h.version == C.VERSION_3 and not sec.gnu_sframe_type:
         ctx.emit(SECTION_TYPE, f"v3 section of type {sec.sh_type:#x}, expected "
                  "SHT_GNU_SFRAME")
-    elif h.version == C.VERSION_1 and sec.sh_type == SHT_GNU_SFRAME:
+    elif h.version == C.VERSION_1 and sec.gnu_sframe_type:
         ctx.emit(SECTION_TYPE, "v1 section of type SHT_GNU_SFRAME (binutils 2.40 wrote "
                  "SHT_PROGBITS)")
     if is_linked:
@@ -198,9 +198,10 @@ def _check_segments(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection
 def check_file(ctx: SectionContext, info: ElfSFrameInfo) -> None:
     """Once per file (on the first section's context): the SFrame sections and segments
     as a whole."""
-    if info.sframe_sections_total > len([s for s in info.sections if s.segment is None]):
+    checked = len([s for s in info.sections if s.segment is None])  # the loader's cap
+    if info.sframe_sections_total > checked:
         ctx.emit(TOO_MANY, f"{info.sframe_sections_total} SFrame sections; only the first "
-                 f"{MAX_SFRAME_SECTIONS} are checked")
+                 f"{checked} are checked")
     segs = info.sframe_segments
     if linked(info) and len(segs) > 1:
         ctx.emit(SEGMENT_MULTIPLE, f"{len(segs)} PT_GNU_SFRAME program headers (indices "

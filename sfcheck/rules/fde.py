@@ -1,12 +1,12 @@
 """FDE rules: one function descriptor at a time, and the table as a whole.
 
-The declarations, the per-FDE check (`check_fde`, run by rules/section.py on each
-decoded FDE) and its pure predicates. The fast path (rules/fast_fde.py) runs
+The declarations, the per-FDE check (`check_fde`, run by walk/section.py on each
+decoded FDE) and its pure predicates. The fast path (walk/fde_shapes.py) runs
 `check_fde` itself on one probe FDE per distinct shape of the table -- (info, info2,
 rep_size, padding, needed_fre_type(size), num_fres) -- so a new FDE rule is a change
 to this module alone, as long as it reads the function size only through
 `needed_fre_type` (the start and FRE offset are the section walk's business:
-unsorted and overlapping functions are checked in rules/section.py and layout.py).
+unsorted and overlapping functions are checked in walk/section.py and layout.py).
 """
 
 from __future__ import annotations

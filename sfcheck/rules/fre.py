@@ -1,9 +1,9 @@
 """FRE rules: each frame row entry, and the rows of one function together.
 
-The declarations, the check (`check_fres`, run by rules/section.py on each FDE's
+The declarations, the check (`check_fres`, run by walk/section.py on each FDE's
 decoded FREs) and the small pure predicates both use: `info_quiet` (no rule objects
 to this fre_info byte), `cfa_offset_ok`, `stack_slot`, `legal_counts`. The fast path
-(rules/fast_fre.py) builds its byte classes by evaluating these predicates, so a
+(walk/fre_patterns.py) builds its byte classes by evaluating these predicates, so a
 new FRE rule changes them here and nowhere else. One fact the fast path states itself,
 vectorised over whole tables: it accepts a PCINC DEFAULT FDE's FRE starts only when the
 first is 0, they strictly increase and the last is below the function size -- a new

@@ -2,7 +2,7 @@
 
 The declarations and their checks: `check_layout` (the sub-sections against the
 section, before any FDE is read), `check_totals` (the FDEs' counts against the
-header, after the walk), `check_overlaps` and `check_trailing`. rules/section.py
+header, after the walk), `check_overlaps` and `check_trailing`. walk/section.py
 runs them in that order.
 """
 
@@ -15,9 +15,9 @@ from operator import add, itemgetter, le
 
 from ..format import constants as C
 from ..format.model import Header
+from ..walk.context import Ranges
 from ..wording import plural
 from . import fde as F
-from .context import Ranges
 from .registry import rule
 
 FDEOFF_AFTER_FREOFF = rule(

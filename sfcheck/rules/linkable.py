@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..format.model import Header
 from ..profiles import NO_OBJECTS, Profile
 from ..result import Severity
-from .context import SectionContext
+from ..walk.context import SectionContext
 from .registry import rule
 
 OBJECT_VERSION = rule(

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from elftools.elf.elffile import ELFFile
 
-from ..elf import ElfSFrameInfo, load_elf
+from ..elf.loader import load_elf
+from ..elf.model import ElfSFrameInfo
 from ..errors import ElfError
 from ..fileio import FileChangedError, FileView, InputFileError, ViewStream, open_regular
 from ..loadbias import Mapped, Segment, load_bias

@@ -11,17 +11,17 @@ from itertools import compress, repeat
 from operator import add, and_, ge, gt, itemgetter, lt, mul, or_, sub
 
 from ...dwarf.cfi import CfiError, EhFde, EhFdes, decode_eh_frame
-from ...elf import Buffer, ElfSFrameInfo, addresses
+from ...elf.model import Buffer, ElfSFrameInfo, addresses
 from ...errors import DecodeError
 from ...format.abi import ABIS
 from ...format.decode import Decoder
+from ...format.fde_table import block_ends
 from ...format.fre_blocks import FreBlocks, Tokens
 from ...format.model import FDE, Header
 from ...result import Severity
+from ...walk.context import MAX_PER_RULE, SectionContext
 from ...wording import plural
-from ..context import MAX_PER_RULE, SectionContext
 from ..registry import Rule as RuleDef
-from ..section import block_ends
 from .catalog import (
     CFA_MISMATCH,
     CLASSIFIERS,

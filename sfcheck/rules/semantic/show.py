@@ -6,7 +6,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from ...dwarf.cfi import UNDEFINED
-from ...elf import FuncSymbol
+from ...elf.model import FuncSymbol
 from ...format.abi import Abi
 from ...format.fre_rules import RegRule
 

@@ -17,7 +17,7 @@ from functools import cache
 
 from ..format import constants as C
 from ..format.abi import has_pauth
-from . import fre as R
+from ..rules import fre as R
 
 
 def _cls(values: list[int] | range) -> bytes:
@@ -165,7 +165,7 @@ def fre_pattern(asz: int, abi: int, version: int, big: bool,
     return re.compile(body, re.DOTALL)
 
 
-# The layout of walk_spec's bytes, which sfcheck/_frewalk.c reads (SPEC_* there).
+# The layout of walk_spec's bytes, which sfcheck/walk/_frewalk.c reads (SPEC_* there).
 SPEC_INFO_OK, SPEC_INFO_WSIZE, SPEC_INFO_COUNT, SPEC_INFO_FLAGS = 0, 256, 512, 768
 SPEC_CFA = 1024  # per word size 1, 2, 4: low, top, neg tables of 256 bytes
 SPEC_SLOT = SPEC_CFA + 3 * 768

@@ -13,16 +13,15 @@ import os
 import stat
 import sys
 
-from .result import Severity
+from ..result import Severity
+from . import EXIT_USAGE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-    from .result import Result
-
-EXIT_USAGE = 2
+    from ..result import Result
 
 
 def add_display_options(check: argparse.ArgumentParser) -> None:
@@ -63,7 +62,7 @@ def _single(args: argparse.Namespace, result: Result) -> bool:
 def show_threshold(args: argparse.Namespace, single: bool) -> Severity:
     """--show, or its default: everything for one file, warnings and up for a scan; the
     CI formats (whose every result is an alert or annotation) warnings and up always."""
-    from .report import CI_FORMATS
+    from ..report import CI_FORMATS
 
     if args.show:
         return Severity.parse(args.show)
@@ -80,8 +79,8 @@ def _regular_or_missing(path: str) -> bool:
 def write_report(args: argparse.Namespace, result: Result, status: int) -> int:
     """Render the scan in --format to --output (or stdout); the exit status stays, or
     becomes 2 when the report cannot be written."""
-    from .report import ReportOptions, render, text
-    from .report.escape import escape
+    from ..report import ReportOptions, render, text
+    from ..report.escape import escape
 
     if args.quiet and not args.output:
         return status

@@ -1,9 +1,8 @@
 """`sfcheck unwind --core CORE`: a backtrace from SFrame data alone.
 
-Wire it into the main parser with `add_parser(subparsers)`; the command's
-function returns 0 (walk ended normally), 1 (walk ended with an error-type
-reason: bad data, unreadable memory, CFA not moving up, ...) or 2 (usage
-error, unreadable core).
+`add_parser(subparsers)` registers the command; `run` returns 0 (walk ended normally),
+1 (walk ended with an error-type reason: bad data, unreadable memory, CFA not moving up,
+...) or 2 (usage error, unreadable core).
 """
 
 from __future__ import annotations
@@ -17,22 +16,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..argtypes import positive
 from ..errors import ElfError
 from ..format import constants as C
 from ..report.escape import escape
 from ..wording import plural
+from . import EXIT_OK, EXIT_USAGE
+from .args import positive
 
-if TYPE_CHECKING:  # imported by cmd_unwind: building the parser must stay cheap
-    from .core import CoreFile, Thread
-    from .modules import Module
-    from .unwinder import Frame, Stop
+if TYPE_CHECKING:  # imported by run: building the parser must stay cheap
+    from ..unwind.core import CoreFile, Thread
+    from ..unwind.modules import Module
+    from ..unwind.unwinder import Frame, Stop
 
-DEFAULT_MAX_FRAMES = 512  # == unwinder.DEFAULT_MAX_FRAMES (tests/test_unwind_cli.py checks)
+# == unwinder.DEFAULT_MAX_FRAMES, without importing the unwinder to build the parser
+# (tests/test_startup.py::test_unwind_parser_default_matches_the_unwinder checks).
+DEFAULT_MAX_FRAMES = 512
 # All threads together: a core with 100,000 threads sharing one deep stack stays bounded.
 DEFAULT_MAX_TOTAL_FRAMES = 1 << 16
 
-EXIT_OK, EXIT_WALK_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_WALK_ERROR = 1
 # A core may map any number of files (NT_FILE): warnings name this many per kind, the
 # JSON lists this many modules (those with SFrame and the executable first).
 MAX_NAMED = 3
@@ -66,7 +68,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--thread", type=positive, default=None, metavar="N",
                    help="only thread N, 1-based in the core's order (1: the thread that "
                         "received the signal); default: every thread")
-    p.set_defaults(func=cmd_unwind)
+    p.set_defaults(func=run)
     return p
 
 
@@ -114,7 +116,7 @@ def _exact_pcs(frames: Sequence[Frame]) -> list[bool]:
 def _stop_detail(stop: Stop, modules: _Modules) -> str:
     """The walker's detail plus what we know about the module the PC is in."""
     detail = stop.detail
-    from .unwinder import StopReason
+    from ..unwind.unwinder import StopReason
 
     mod = _module_of(modules, stop.pc)
     if stop.reason is StopReason.NO_FDE:
@@ -140,10 +142,10 @@ class _Walked:
     count: int = 0  # frames walked (the text output drops `frames` once printed)
 
 
-def cmd_unwind(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..fileio import InputFileError, open_regular
-    from .core import CoreFile
-    from .sysroot import PathResolver
+    from ..unwind.core import CoreFile
+    from ..unwind.sysroot import PathResolver
 
     prog = "sfcheck unwind"
     overrides: dict[str, str] = {}
@@ -175,8 +177,8 @@ def cmd_unwind(args: argparse.Namespace) -> int:
 
 def _unwind(args: argparse.Namespace, prog: str, core: CoreFile,
             overrides: dict[str, str]) -> int:
-    from .modules import exe_mapping_path, load_modules
-    from .unwinder import Unwinder
+    from ..unwind.modules import exe_mapping_path, load_modules
+    from ..unwind.unwinder import Unwinder
 
     if args.exe is not None:
         exe_path = exe_mapping_path(core)
@@ -313,7 +315,7 @@ def _text_thread(w: _Walked, modules: _Modules, gap: bool) -> None:
 
 
 def _summary(walked: Sequence[_Walked], modules: _Modules) -> dict[str, Any]:
-    from .unwinder import StopReason
+    from ..unwind.unwinder import StopReason
 
     done = [w for w in walked if w.stop is not None]
     no_sframe: dict[str, int] = {}
@@ -401,7 +403,7 @@ def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (`python -m sfcheck.unwind.cli --core ...`)."""
+    """Stand-alone entry point (`python -m sfcheck.cli.unwind --core ...`)."""
     parser = argparse.ArgumentParser(prog="sfcheck")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -9,8 +9,8 @@ from operator import eq, itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
+from ..rules.registry import Rule
 from ..wording import plural
-from .registry import Rule
 
 MAX_PER_RULE = 50  # per section: a broken 100k-FDE table must not flood a gate
 _UNDECIDED = object()

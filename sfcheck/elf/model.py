@@ -1,14 +1,18 @@
 """What the ELF layer hands on: the SFrame sections and segments of one file, with the
 context the checker and the unwinder need (text ranges, load segments, symbols, the
-`.eh_frame` cross-check inputs). Built by :func:`sfcheck.elf.load_elf`."""
+`.eh_frame` cross-check inputs). Built by :func:`sfcheck.elf.loader.load_elf`; the rules
+read these types and nothing else of the ELF layer."""
 
 from __future__ import annotations
 
-from .record import Record
+import mmap
+from collections.abc import Sequence
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from sfcheck.elf.constants import SHT_GNU_SFRAME
+from sfcheck.record import Record
+
+# The bytes of a file in any buffer load_elf accepts.
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 
 class TextRange(Record, frozen=True):
@@ -46,6 +50,11 @@ class SFrameSection(Record, frozen=True):
         self.segment = segment
         self.nobits = nobits  # SHT_NOBITS: no bytes in this file (a separate debug file)
 
+    @property
+    def gnu_sframe_type(self) -> bool:
+        """Whether sh_type is SHT_GNU_SFRAME (the type binutils 2.45 and later write)."""
+        return self.sh_type == SHT_GNU_SFRAME
+
 
 class Segment(Record, frozen=True):
     """The program header fields sfcheck reads (flags: PF_X=1, PF_W=2, PF_R=4)."""
@@ -81,6 +90,36 @@ class FuncSymbol(Record, frozen=True):
         self.name = name
 
 
+class SymbolColumns(Sequence[FuncSymbol]):
+    """A function symbol table that holds its addresses as one column
+    (elf.symbols.FuncSymbols), so the address lists below make no FuncSymbol per entry."""
+
+    __slots__ = ()
+
+    @property
+    def addrs(self) -> list[int]:
+        """Every symbol's address, in order (for bisect)."""
+        raise NotImplementedError
+
+    def address_set(self) -> set[int]:
+        """Every symbol's address (no sort needed)."""
+        raise NotImplementedError
+
+
+def addresses(symbols: Sequence[FuncSymbol]) -> list[int]:
+    """The symbols' addresses, in order."""
+    if isinstance(symbols, SymbolColumns):
+        return symbols.addrs
+    return [s.addr for s in symbols]
+
+
+def address_set(symbols: Sequence[FuncSymbol]) -> set[int]:
+    """The symbols' addresses as a set."""
+    if isinstance(symbols, SymbolColumns):
+        return symbols.address_set()
+    return {s.addr for s in symbols}
+
+
 class CfiView(Record, frozen=True):
     """`.eh_frame` and the SFrame sections relocated against one address layout.
 
@@ -98,7 +137,7 @@ class CfiView(Record, frozen=True):
         self.eh_frame = eh_frame  # None: the file has no .eh_frame
         self.eh_frame_vma = eh_frame_vma
         self.sframe = sframe  # per ElfSFrameInfo.sections: (vma, data)
-        self.symbols = symbols  # sorted by address (elf.FuncSymbols: read on first use)
+        self.symbols = symbols  # sorted by address (elf.symbols.FuncSymbols: read on first use)
         self.text_ranges = text_ranges
         self.error = error  # why .eh_frame could not be prepared
 

@@ -4,7 +4,7 @@ fde.py, fre.py).
 
 One pass, bounded by the bytes present: only FDE records that exist are read,
 and each FDE's FREs are walked through the decoder, which checks every count
-against the FRE sub-section before looping. section_fast.Table only decides which
+against the FRE sub-section before looping. fast.Table only decides which
 runs of FDEs this pass would accept silently; it never emits (`fast=False` runs
 the reference alone, tests/test_fastpath_equivalence.py compares the two).
 """
@@ -15,21 +15,21 @@ import gc
 from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import accumulate, islice, repeat
-from operator import add, lt, sub
+from itertools import accumulate
+from operator import sub
 
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder
-from ..format.fde_table import START_WIDTH, column, records
+from ..format.fde_table import block_ends_distinct
 from ..format.layout import fre_size
 from ..format.model import FRE, Header
-from . import fde as F
-from . import fre as R
-from . import header as H
-from . import layout as L
+from ..rules import fde as F
+from ..rules import fre as R
+from ..rules import header as H
+from ..rules import layout as L
 from .context import SectionContext
-from .section_fast import Table
+from .fast import Table
 
 
 def check_section(ctx: SectionContext, fast: bool = True) -> Header | None:
@@ -106,9 +106,9 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
                fast: bool) -> None:
     """Check FDEs 0..readable-1 and their FREs, in table order.
 
-    section_fast.Table reads the FDE table column-wise, CHUNK FDEs at a time, and
+    fast.Table reads the FDE table column-wise, CHUNK FDEs at a time, and
     walks every FRE block (one regex call per FDE, or the optional C walk that gives the
-    same verdicts: section_fast.FREWALK), all in C-level calls; it accepts only
+    same verdicts: fast.FREWALK), all in C-level calls; it accepts only
     FDEs that provably have no finding. Runs of accepted FDEs are booked in bulk;
     every other FDE goes through _exact_fde, which emits. Both keep the same state,
     so findings come out exactly as from _exact_fde alone
@@ -118,7 +118,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
     # In table order (what linkers mostly write) that is the next FDE's; gcc's .cold parts
     # put blocks out of table order, which the fast path then walks too instead of sending
     # them to _exact_fde.
-    by_offset, distinct = _block_ends(ctx.data, h, readable, dec.fre_limit)
+    by_offset, distinct = block_ends_distinct(ctx.data, h, readable, dec.fre_limit)
     ctx.block_ends = by_offset
     if distinct:
         st.next_start = by_offset
@@ -160,37 +160,6 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, st: 
             if j < n:
                 _exact_fde(ctx, h, dec, a + j, st)
             i = j + 1
-
-
-def block_ends(data: bytes, h: Header, readable: int, limit: int) -> array[int] | None:
-    """Per FDE 0..readable-1: where the next FRE block by offset begins (the last one:
-    `limit`); None when the blocks are in table order (then that is the next FDE's).
-    An array: it is kept for the cross-check, and a list would cost an int object per FDE."""
-    return _block_ends(data, h, readable, limit)[0]
-
-
-def _block_ends(data: bytes, h: Header, readable: int,
-                limit: int) -> tuple[array[int] | None, bool]:
-    """block_ends(), and whether no two FDEs share a block start (then each block lies
-    before its end there, in table order or not, when the blocks are disjoint)."""
-    # The FRE-offset column alone, as an array: int objects are made once, by the sort,
-    # and shared by the sorted list and the dict (a list of the column would hold a second
-    # set: ~30 MB at 1M FDEs).
-    offs = column(records(data, h, 0, readable), h.fde_size, START_WIDTH[h.version] + 4, 4,
-                  False, h.big_endian, readable)
-    if all(map(lt, offs, islice(offs, 1, None))):
-        return None, True
-    # Sorting the offsets, not a set of them, is cheaper (gcc's .cold blocks leave long
-    # increasing runs for the sort) and says whether they are distinct.
-    srt = sorted(offs)
-    distinct = all(map(lt, srt, islice(srt, 1, None)))
-    if not distinct:
-        srt = sorted(set(srt))
-    # offset -> the next greater offset (the greatest: the end of the FRE data); the last
-    # offset is left out by zip (shorter second argument)
-    nxt = dict(zip(srt, islice(srt, 1, None), strict=False))
-    nxt[srt[-1]] = limit - h.fres_start
-    return array("q", map(add, map(nxt.__getitem__, offs), repeat(h.fres_start))), distinct
 
 
 def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, st: _Walk) -> None:

@@ -1,12 +1,12 @@
 """The fast path of the section check: which FDEs the reference pass would accept silently.
 
 Table reads the FDE table column-wise (format/fde_table.Columns), CHUNK FDEs at a
-time, and decides per FDE, all in C-level calls: fast_fde.noisy_fdes asks
-fde.check_fde about every FDE shape present; fast_fre.fre_pattern walks each FRE
+time, and decides per FDE, all in C-level calls: fde_shapes.noisy_fdes asks
+fde.check_fde about every FDE shape present; fre_patterns.fre_pattern walks each FRE
 block with one regex call, built from fre.py's predicates; the FRE starts must be 0
 first, strictly increasing and below the function size. When the optional C module
-sfcheck._frewalk was built and SFCHECK_PURE_PYTHON is not set, it gives the same
-per-FDE verdicts from tables of the same predicates (fast_fre.walk_spec); the regex
+sfcheck.walk._frewalk was built and SFCHECK_PURE_PYTHON is not set, it gives the same
+per-FDE verdicts from tables of the same predicates (fre_patterns.walk_spec); the regex
 walk stays the reference (tests/test_frewalk.py compares them). An FDE the fast path does
 not accept goes through the reference checks in section.py, which produce every
 finding; the fast path never emits one. tests/test_fastpath_equivalence.py compares
@@ -24,9 +24,9 @@ from operator import add, and_, contains, gt, itemgetter, le, lt, mul, ne, or_, 
 
 from ..format import constants as C
 from ..format.fde_table import HOST_LITTLE, START_WIDTH, UCODE, Columns, column
-from . import fre as R
-from .fast_fde import EQ, noisy_fdes, type_table
-from .fast_fre import fre_pattern, pattern_abi, walk_spec
+from ..rules import fre as R
+from .fde_shapes import EQ, noisy_fdes, type_table
+from .fre_patterns import fre_pattern, pattern_abi, walk_spec
 
 
 def _load_frewalk():
@@ -34,7 +34,7 @@ def _load_frewalk():
     if "SFCHECK_PURE_PYTHON" in os.environ:
         return None
     try:
-        from .. import _frewalk
+        from . import _frewalk
     except ImportError:
         return None
     return _frewalk

@@ -15,7 +15,7 @@ from operator import add, ge
 
 from ..format import constants as C
 from ..format.model import FDE, Header
-from . import fde as F
+from ..rules import fde as F
 
 # bytes.translate tables: byte value == FRE type t -> 1.
 EQ = [bytes(int(b == t) for b in range(256)) for t in range(3)]

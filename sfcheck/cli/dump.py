@@ -7,16 +7,16 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 
-from . import __version__
-from .report.escape import (
+from .. import __version__
+from ..report.escape import (
     escape,  # names never forge lines (docs/hostile-input.md: names in reports)
 )
+from . import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .args import Formatter, parse_address
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
 if TYPE_CHECKING:
-    from .elf import ElfSFrameInfo
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+    from ..elf.model import ElfSFrameInfo
 
 _BFD_NAMES = {("EM_X86_64", 64, True): "elf64-x86-64", ("EM_386", 32, True): "elf32-i386",
               ("EM_AARCH64", 64, True): "elf64-littleaarch64",
@@ -30,6 +30,24 @@ def bfd_name(info: ElfSFrameInfo) -> str:
     return _BFD_NAMES.get(key, f"elf{info.elfclass}-{endian}")
 
 
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    dump = sub.add_parser(
+        "dump", help="print SFrame sections as `objdump --sframe` does", formatter_class=Formatter,
+        description="Print every SFrame section of each FILE in the text `objdump --sframe` "
+                    "prints (binutils 2.46 style, for v1, v2 and v3), or as JSON. FILE is "
+                    "what `check` takes: an ELF file, a directory, a .deb, .rpm, .a or tar.")
+    dump.add_argument("files", nargs="+", metavar="FILE",
+                      help="an ELF file, a directory, or a .deb, .rpm, .a or tar archive")
+    dump.add_argument("--raw", action="store_true",
+                      help="FILE holds a bare SFrame section, not an ELF file")
+    dump.add_argument("--vma", type=parse_address, default=0, metavar="ADDR",
+                      help="section address for --raw (decimal or 0x-hex; default 0)")
+    dump.add_argument("--section", metavar="NAME", help="only the section called NAME")
+    dump.add_argument("--json", action="store_true", help="JSON instead of text")
+    dump.add_argument("--no-relocs", action="store_true",
+                      help="in .o files show the stored start fields without applying "
+                           ".rela.sframe (what readelf 2.44 and older print)")
+    dump.set_defaults(func=run)
 
 
 class _Out:
@@ -48,8 +66,8 @@ class _Out:
 
 def _read_raw(path: str, out: _Out) -> bytes | None:
     """A bare section file's bytes, or None after reporting why it cannot be read."""
-    from .elf import MAX_SECTION_BYTES
-    from .fileio import InputFileError, read_bounded
+    from ..elf.constants import MAX_SECTION_BYTES
+    from ..fileio import InputFileError, read_bounded
 
     try:  # regular files only, and no bigger than a section sfcheck reads
         return read_bounded(path, MAX_SECTION_BYTES)
@@ -61,7 +79,9 @@ def _read_raw(path: str, out: _Out) -> bytes | None:
 def _sections(path: str, source: str | bytes, args: argparse.Namespace, out: _Out):
     """(info, [(name, vma, bytes)]) for each SFrame section of `source` (a path, or an
     archive member's bytes labelled `path`), or None after reporting."""
-    from .elf import ELF_MAGIC, ElfError, load_elf
+    from ..elf.constants import ELF_MAGIC
+    from ..elf.loader import load_elf
+    from ..errors import ElfError
 
     if args.raw:
         data = _read_raw(path, out) if isinstance(source, str) else source
@@ -89,8 +109,8 @@ def dump_inputs(paths: Sequence[str], raw: bool, out: _Out
                 ) -> Iterator[tuple[str, str | bytes]]:
     """(label, path or bytes) for every ELF image the arguments name, as `check` finds
     them: files, directories (non-ELF files skipped), and .deb/.rpm/.a/tar members."""
-    from .inputs import HEAD_SIZE, ArchiveError, Limits, classify, walk
-    from .result import Skipped
+    from ..inputs import HEAD_SIZE, ArchiveError, Limits, classify, walk
+    from ..result import Skipped
 
     skipped = Skipped()
     for item in walk(paths, skipped):
@@ -107,7 +127,7 @@ def dump_inputs(paths: Sequence[str], raw: bool, out: _Out
             out.err(item.path, f"cannot read file: {exc.strerror or exc}", EXIT_USAGE)
             continue
         if kind in ("deb", "rpm", "ar", "tar"):
-            from .inputs import archive_members  # the archive readers: only for an archive
+            from ..inputs import archive_members  # the archive readers: only for an archive
 
             try:
                 for m in archive_members(item.path, kind, Limits(), skipped):
@@ -118,10 +138,10 @@ def dump_inputs(paths: Sequence[str], raw: bool, out: _Out
             yield item.path, item.path  # an explicit non-ELF file: load_elf says why
 
 
-def cmd_dump(args: argparse.Namespace) -> int:
-    from .dump.json_out import dump_json
-    from .dump.objdump import dump_chunks
-    from .errors import DecodeError
+def run(args: argparse.Namespace) -> int:
+    from ..dump.json_out import dump_json
+    from ..dump.objdump import dump_chunks
+    from ..errors import DecodeError
 
     out = _Out()
     files = []

@@ -1,13 +1,13 @@
-/* The FRE walk of rules/section_fast.Table, in C (optional; the regex path there is
+/* The FRE walk of walk/fast.Table, in C (optional; the regex path there is
  * the reference and the fallback).
  *
  * verdicts(data, walk_from, ends, types, nfs, sizes, bad, spec) walks, for every FDE i
  * with bad[i] == 0, data[walk_from[i]:ends[i]] as FREs and sets bad[i] = 1 unless the
  * regex path would accept the FDE: the bytes split exactly into FREs that
- * fast_fre.fre_pattern accepts, their count is nfs[i], and (types 0-2) the starts are
+ * fre_patterns.fre_pattern accepts, their count is nfs[i], and (types 0-2) the starts are
  * 0 first, strictly increasing and below sizes[i]. Which info bytes and data words are
- * acceptable is not decided here: `spec` is fast_fre.walk_spec's tables, built from
- * the same predicates as the regex. Layout: SPEC_* below, mirrored from fast_fre.py.
+ * acceptable is not decided here: `spec` is fre_patterns.walk_spec's tables, built from
+ * the same predicates as the regex. Layout: SPEC_* below, mirrored from fre_patterns.py.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -205,7 +205,7 @@ verdicts(PyObject *Py_UNUSED(self), PyObject *args)
         }
     }
     if (spec.len != SPEC_LEN || check_spec(spec.buf) < 0) {
-        PyErr_SetString(PyExc_ValueError, "spec is not a fast_fre.walk_spec table");
+        PyErr_SetString(PyExc_ValueError, "spec is not a fre_patterns.walk_spec table");
         goto done;
     }
     walk = PyMem_New(Py_ssize_t, n ? n : 1);
@@ -270,7 +270,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sfcheck._frewalk", "The fast path's FRE walk in C.", -1, methods,
+    PyModuleDef_HEAD_INIT, "sfcheck.walk._frewalk", "The fast path's FRE walk in C.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,0 +1,196 @@
+"""Every structural rule in v1, v2 and v3, with where its finding points, and each numeric
+bound at the boundary and one past it (issue 29 items 2 and 3).
+
+Expected locations are computed from the layout each version defines (record sizes, the v3
+attribute record, PC-relative starts), not copied from output: a rule that points one FDE,
+FRE or byte off, or forgets a version's field, fails here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_rules import ALSO, FDE_CASES, HEADER_CASES, amd64, build, fde, rules_of
+
+from sfcheck.checker import check_section_bytes
+from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+
+HEADER = 28
+RECORD = {1: 17, 2: 20, 3: 16}  # FDE record (v1, v2) or index entry (v3)
+V3_ATTR = 5  # the v3 attribute record before each FDE's FREs
+ADDR_BYTES = {C.FRE_TYPE_ADDR1: 1, C.FRE_TYPE_ADDR2: 2, C.FRE_TYPE_ADDR4: 4}
+
+# Fields a version lacks: the rule must stay silent there, not fire on a neighbour's bytes.
+NEEDS = {
+    "fde-pcmask-rep-size": {2, 3}, "fde-rep-size-unused": {2, 3},
+    "fre-start-beyond-rep": {2, 3},  # rep_size arrived with v2
+    "fde-type-unknown": {3}, "fre-flex-cfa-reg": {3}, "fre-flex-padding": {3},
+    "fre-register": {3},  # info2 and flex FDEs are v3's
+}
+# In v1/v2 the flex words of these cases are plain CFA/RA/FP offsets.
+OLD_ALSO = {"fre-datawords-size": {"fre-cfa-offset"}}
+FRE_LEVEL = {"fre-word-count", "fre-datawords-size", "fre-start-order", "fre-first-start",
+             "fre-start-beyond-size", "defect-fre-start-at-size", "fre-start-beyond-rep",
+             "fre-mangled-ra-abi", "fre-cfa-offset", "fre-flex-cfa-reg", "fre-flex-padding",
+             "fre-register"}
+
+
+def _fre_bytes(fre) -> int:
+    return 1 + 1 + len(fre.words) * (1, 2, 4)[fre.size_code]  # info + ADDR1 start + words
+
+
+def _fre_offset(version: int, fdes: list[FDE], index: int, fre: int) -> int:
+    """Section offset of FRE `fre` of FDE `index` (each FDE's FREs follow the previous')."""
+    at = HEADER + len(fdes) * RECORD[version]
+    for i, f in enumerate(fdes):
+        at += V3_ATTR if version == 3 else 0
+        if i == index:
+            return at + sum(_fre_bytes(x) for x in f.fres[:fre])
+        at += sum(_fre_bytes(x) for x in f.fres)
+    raise AssertionError(index)
+
+
+def _pc(version: int, fdes: list[FDE], index: int) -> int:
+    """The function's start: v3 starts are relative to the start field (the record's first)."""
+    start = fdes[index].start
+    return start + HEADER + index * RECORD[version] if version == 3 else start
+
+
+def _located(data: bytes, rule: str) -> list:
+    return [f.location for f in check_section_bytes(data).findings if f.rule == rule]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(("rule", "fdes"), FDE_CASES, ids=[c[0] for c in FDE_CASES])
+def test_fde_and_fre_rules_per_version(rule: str, fdes: list[FDE], version: int) -> None:
+    data = build(fdes, version=version)
+    fired = rules_of(data) - {"header-version-obsolete"}
+    if version not in NEEDS.get(rule, {1, 2, 3}):
+        assert rule not in fired, f"v{version} has no field for {rule}"
+        return
+    also = ALSO.get(rule, set()) | (OLD_ALSO.get(rule, set()) if version < 3 else set())
+    assert fired == {rule} | also
+    (loc,) = _located(data, rule)
+    index = 1 if rule in ("fde-unsorted", "fde-overlap") else 0
+    assert loc.fde == index
+    assert loc.pc == _pc(version, fdes, index)
+    if rule in FRE_LEVEL:
+        fre = {"fre-start-order": 2, "fre-start-beyond-size": 1, "defect-fre-start-at-size": 1,
+               "fre-start-beyond-rep": 1}.get(rule, 0)
+        assert loc.fre == fre
+        assert loc.offset == _fre_offset(version, fdes, index, fre)
+    elif rule != "fde-overlap":  # an overlap is between two ranges: no one record to name
+        assert loc.fre is None
+        assert loc.offset == HEADER + index * RECORD[version]
+
+
+# The header field each header/layout rule names.
+FIELD = {"header-bad-magic": 0, "header-too-short": 0, "header-version-unknown": 2,
+         "header-flags-unknown": 3, "header-abi-unknown": 4, "header-abi-endian": 4,
+         "header-fixed-ra": 6, "header-fixed-fp": 5, "layout-fdeoff-after-freoff": 0x14,
+         "layout-fde-array-bounds": 8, "layout-fre-bounds": 0x10, "layout-num-fres": 0xC}
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(("rule", "mutate"), HEADER_CASES, ids=[c[0] for c in HEADER_CASES])
+def test_header_rules_point_at_their_field(rule: str, mutate, version: int) -> None:
+    clean = amd64(version)
+    if rule == "header-flags-unknown" and version > 1:
+        # 0x4 (FDE_FUNC_START_PCREL) is a known flag from v2 on: 0x8 is not.
+        data = bytes([*clean[:3], clean[3] | 0x8, *clean[4:]])
+    else:
+        data = mutate(clean)
+    (loc,) = _located(data, rule)
+    assert loc.fde is None and loc.fre is None
+    # trailing zero bytes are padding: the finding names the first non-zero byte after fre_len
+    expected = len(clean) + 2 if rule == "layout-trailing-bytes" else FIELD[rule]
+    assert loc.offset == expected
+
+
+def test_pcrel_flag_is_unknown_in_v1_only() -> None:
+    """FDE_FUNC_START_PCREL (0x4) is a v2 (binutils 2.45) and v3 flag; v1 knows 0x1 and 0x2."""
+    for version, fires in ((1, True), (2, False), (3, False)):
+        clean = amd64(version)
+        data = bytes([*clean[:3], clean[3] | C.F_FDE_FUNC_START_PCREL, *clean[4:]])
+        assert ("header-flags-unknown" in rules_of(data)) is fires, version
+
+
+@pytest.mark.parametrize(("version", "abi", "known"), [
+    (1, C.ABI_AARCH64_BE, True), (1, C.ABI_AMD64_LE, True), (1, C.ABI_S390X_BE, False),
+    (2, C.ABI_S390X_BE, True), (2, C.ABI_S390X_BE + 1, False),
+    (3, C.ABI_S390X_BE, True), (3, C.ABI_S390X_BE + 1, False),
+])
+def test_abi_limits_per_version(version: int, abi: int, known: bool) -> None:
+    """s390x (ABI 4) arrived with v2; the last ABI of each version and one past it."""
+    fdes = [fde(fres=(make_fre(0, [160]),))]
+    data = encode(build_section(version, abi, fdes))
+    locs = _located(data, "header-abi-unknown")
+    assert [loc.offset for loc in locs] == ([] if known else [4])
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fre_type_bounds(version: int) -> None:
+    """gas picks ADDR1 below 0x100 bytes and ADDR2 below 0x10000 (sframe_calc_fre_type)."""
+    def rules(size: int, fre_type: int) -> set[str]:
+        data = build([fde(size=size, info=fde_info(fre_type))], version=version)
+        return rules_of(data) & {"fde-fre-type-small", "fde-fre-type-size"}
+    assert rules(0xFF, C.FRE_TYPE_ADDR1) == set()
+    assert rules(0x101, C.FRE_TYPE_ADDR1) == {"fde-fre-type-small"}
+    assert rules(0xFF, C.FRE_TYPE_ADDR2) == {"fde-fre-type-size"}
+    assert rules(0x100, C.FRE_TYPE_ADDR2) == set()
+    assert rules(0xFFFF, C.FRE_TYPE_ADDR2) == set()
+    assert rules(0x10001, C.FRE_TYPE_ADDR2) == {"fde-fre-type-small"}
+    assert rules(0xFFFF, C.FRE_TYPE_ADDR4) == {"fde-fre-type-size"}
+    assert rules(0x10000, C.FRE_TYPE_ADDR4) == set()
+
+
+@pytest.mark.parametrize(("abi", "last"), [
+    (C.ABI_AMD64_LE, 16), (C.ABI_AARCH64_LE, 31), (C.ABI_S390X_BE, 31)])
+def test_flex_register_bound(abi: int, last: int) -> None:
+    """The highest DWARF register of each ABI is valid; the next is fre-register."""
+    def fired(reg: int) -> list:
+        fdes = [fde(info2=C.FDE_TYPE_FLEX, fres=(make_fre(0, [(reg << 3) | 1, 8]),))]
+        return _located(encode(build_section(3, abi, fdes)), "fre-register")
+    assert fired(last) == []
+    (loc,) = fired(last + 1)
+    assert (loc.fde, loc.fre) == (0, 0)
+
+
+def test_data_word_bytes_bound() -> None:
+    """Six 4-byte words fill libsframe's 24-byte buffer; a seventh overflows it."""
+    def fired(n: int) -> set[str]:
+        fres = (make_fre(0, list(range(8, 8 * (n + 1), 8)), size_code=2),)
+        return rules_of(build([fde(info2=C.FDE_TYPE_FLEX, fres=fres)]))
+    assert "fre-datawords-size" not in fired(6)
+    assert "fre-datawords-size" in fired(7)
+
+
+@pytest.mark.parametrize(("offset", "fires"), [(-8, True), (0, False), (8, False), (12, True),
+                                                (16, False)])
+def test_cfa_offset_bounds(offset: int, fires: bool) -> None:
+    """An SP-based CFA is at or above SP and 8-byte aligned: 0 is the bound, -8 one past."""
+    assert ("fre-cfa-offset" in rules_of(build([fde(fres=(make_fre(0, [offset]),))]))) is fires
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_pcmask_rep_size_bound(version: int) -> None:
+    """A PCMASK FDE's FRE starts must stay below rep_size: rep_size - 1 is the last valid."""
+    def fired(start: int) -> list:
+        f = fde(info=fde_info(0, pcmask=True), rep_size=16,
+                fres=(make_fre(0, [8]), make_fre(start, [16])))
+        return _located(build([f], version=version), "fre-start-beyond-rep")
+    assert fired(15) == []
+    (loc,) = fired(16)
+    assert (loc.fde, loc.fre) == (0, 1)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fre_start_at_and_past_size(version: int) -> None:
+    """start == size is gas's known defect (warning); size + 1 is past the function."""
+    def rules(start: int) -> set[str]:
+        f = replace(fde(size=8), fres=(make_fre(0, [8]), make_fre(start, [16])))
+        return rules_of(build([f], version=version)) - {"header-version-obsolete"}
+    assert rules(7) == set()
+    assert rules(8) == {"defect-fre-start-at-size"}
+    assert rules(9) == {"fre-start-beyond-size"}
