@@ -51,7 +51,7 @@ def regression_cases() -> Iterator[tuple[str, bytes]]:
 
 
 def _section(rel: str) -> bytes:
-    from sfcheck.elf import load_elf
+    from sfcheck.elf.loader import load_elf
     return load_elf(str(CORPUS / rel)).sections[0].data
 
 
