@@ -140,6 +140,7 @@ class Prediction:
     verdict: str  # ACCEPT, REJECT or CRASH (CRASH only from per-finding effects)
     errors: list[str] = field(default_factory=list)  # the counted error rules (or load error)
     by_effect: bool = False  # from per-finding effects (sfcheck.effects), else error findings
+    uncounted: list[str] = field(default_factory=list)  # error rules its reader ignores
 
 
 def effects_available() -> bool:
@@ -162,7 +163,9 @@ def predict(elf: bytes, profile: str) -> Prediction:
         errors = sorted({f.rule for f in result.findings if fx.counted(f)
                          and f.severity == Severity.ERROR and f.effect in fx.GRAVITY})
         verdict = {fx.CRASHES: CRASH, fx.REFUSES: REJECT, fx.SKIPS: REJECT}.get(what, ACCEPT)
-        return Prediction(verdict, errors, by_effect=True)
+        rest = sorted({f.rule for f in result.findings
+                       if f.severity == Severity.ERROR and f.rule not in errors})
+        return Prediction(verdict, errors, by_effect=True, uncounted=rest)
     errors = sorted({f.rule for f in result.findings
                      if f.severity == Severity.ERROR and not f.waived})
     return Prediction(REJECT if errors else ACCEPT, errors)
@@ -196,7 +199,10 @@ class Row:
 _OVERREAD = ("layout-fde-array-bounds", "layout-fde-fres-bounds", "layout-fre-bounds")
 OVERREAD_WHY = ("libsframe reads past the section (native path, no size check): fault, "
                 "assertion or a dump of the bytes beyond depends on the heap")
-# reader -> rules whose outcome depends on memory past the section, and why.
+# sframe_decode allocates num_fdes entries before copying them: a huge count fails there
+# ('Out of Memory', a refusal) or gets its memory and faults in the copy.
+OOM_WHY = ("libsframe allocates num_fdes entries first: whether malloc refuses ('Out of "
+           "Memory') or the copy faults depends on the machine's memory")
 # LLVM reads the FREs right after the FDE array whatever sfh_freoff says (getFREBase):
 # sfcheck's FRE findings describe the bytes at sfh_freoff, which LLVM never reads.
 FREOFF_WHY = ("LLVM ignores sfh_freoff: sfcheck's FRE findings describe bytes LLVM does not "
@@ -209,15 +215,25 @@ FRE_LEN_WHY = ("LLVM bounds FREs by the section, not sfh_fre_len: the rule does 
 # wrong word count or FDE type reaches it depends on which type the FDE now says.
 FLEX_WHY = ("objdump asserts only when the FDE is read as FLEX (dump_sframe_func_fres_flex): "
             "the word-count and type rules do not say which")
-# reader -> [(rules whose outcome the section alone does not decide, why)]
-MEMORY_DEPENDENT: dict[str, list[tuple[tuple[str, ...], str]]] = {
-    "objdump-sid": [(_OVERREAD, OVERREAD_WHY),
-                    (("fre-word-count", "fde-type-unknown"), FLEX_WHY)],
-    "objdump-2.40": [(_OVERREAD, OVERREAD_WHY)],
-    "llvm-readobj-22": [(("layout-offsets-ignored",), FREOFF_WHY),
-                        (("layout-fde-fres-bounds",), FRE_LEN_WHY)],
-    "llvm-readobj-23": [(("layout-offsets-ignored",), FREOFF_WHY),
-                        (("layout-fde-fres-bounds",), FRE_LEN_WHY)],
+# libsframe stops a function's FREs at the first it cannot decode: a later FRE's assertion
+# is reached or not depending on the FREs before it.
+FRE_ORDER_WHY = ("libsframe stops at the first FRE it cannot decode: whether the FRE that "
+                 "trips an assertion is reached depends on the FREs before it")
+ANY = (ACCEPT, REJECT, CRASH)
+# reader -> [(rules the section alone does not decide the outcome of, the actual verdicts
+# this covers, why)]: a mismatch is listed when one of the rules was reported (counted or not).
+MEMORY_DEPENDENT: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {
+    "objdump-sid": [(_OVERREAD, (ACCEPT, CRASH), OVERREAD_WHY),
+                    (("layout-fde-array-bounds",), (REJECT,), OOM_WHY),
+                    (("fre-word-count", "fde-type-unknown"), ANY, FLEX_WHY)],
+    "objdump-2.40": [(_OVERREAD, (ACCEPT, CRASH), OVERREAD_WHY),
+                     (("layout-fde-array-bounds",), (REJECT,), OOM_WHY),
+                     (("fre-start-beyond-size", "fre-datawords-size"), (ACCEPT,),
+                      FRE_ORDER_WHY)],
+    "llvm-readobj-22": [(("layout-offsets-ignored",), ANY, FREOFF_WHY),
+                        (("layout-fde-fres-bounds",), (ACCEPT,), FRE_LEN_WHY)],
+    "llvm-readobj-23": [(("layout-offsets-ignored",), ANY, FREOFF_WHY),
+                        (("layout-fde-fres-bounds",), (ACCEPT,), FRE_LEN_WHY)],
 }
 # (case glob, reader) -> why sfcheck's profile cannot predict that reader on that case.
 UNPREDICTABLE: dict[tuple[str, str], str] = {}
@@ -232,9 +248,9 @@ def known_reason(case: str, reader: str, actual: Outcome | None = None,
             return why
     if actual is None or predicted is None:
         return ""
-    for rules, why in MEMORY_DEPENDENT.get(reader, []):
-        if any(e in rules for e in predicted.errors) and actual.verdict != REJECT \
-                and predicted.verdict != ACCEPT:
+    reported = set(predicted.errors) | set(predicted.uncounted)
+    for rules, verdicts, why in MEMORY_DEPENDENT.get(reader, []):
+        if actual.verdict in verdicts and reported & set(rules):
             return why
     return ""
 

@@ -83,6 +83,14 @@ def test_overread_mismatch_is_listed_and_others_are_not() -> None:
     assert O.known_reason("hostile/x", "llvm-readobj-22", acc, over) == ""
     other = O.Prediction(O.REJECT, ["header-bad-magic"])
     assert O.known_reason("hostile/x", "objdump-sid", acc, other) == ""
+    # a refusal is no over-read: only the allocation's failure explains it
+    rej = O.Outcome(O.REJECT, "Out of Memory.")
+    assert O.known_reason("hostile/x", "objdump-sid", rej, over) == ""
+    huge = O.Prediction(O.CRASH, ["layout-fde-array-bounds"], by_effect=True)
+    assert O.known_reason("hostile/x", "objdump-sid", rej, huge) == O.OOM_WHY
+    # a rule the reader ignores still explains the flex dumper's assertion
+    flex = O.Prediction(O.ACCEPT, [], by_effect=True, uncounted=["fre-word-count"])
+    assert O.known_reason("hostile/x", "objdump-sid", O.Outcome(O.CRASH, ""), flex) == O.FLEX_WHY
 
 
 def _bounded_cases() -> list[tuple[str, bytes]]:
