@@ -142,3 +142,31 @@ def test_libsframe_240_aborts_on_an_fre_at_the_function_end() -> None:
     assert "defect-fre-start-at-size" in O.predict(path.read_bytes(), "libsframe-2.40").errors
     assert O.predict(path.read_bytes(), "libsframe-2.46").errors == [
         "header-version-unsupported"]
+
+
+def test_fuzz_signature_keys() -> None:
+    from fuzz.oracle_fuzz import signature
+    crash = O.Outcome(O.CRASH, "SIGABRT: sframe.c:1877: f: Assertion `a <= b' failed.")
+    row = O.Row("fuzz", "objdump-sid", crash, O.Prediction(O.ACCEPT, []))
+    kind, key = signature(row)  # type: ignore[misc]
+    assert kind == "crash, predicted accept" and "sframe.c:N" in key
+    row = O.Row("fuzz", "objdump-sid", crash, O.Prediction(O.REJECT, ["layout-fre-bounds"]))
+    assert signature(row)[0] == "crash"  # type: ignore[index]
+    agree = O.Row("fuzz", "llvm-readobj-22", O.Outcome(O.ACCEPT, ""), O.Prediction(O.ACCEPT))
+    assert signature(agree) is None
+    differ = O.Row("fuzz", "llvm-readobj-22", O.Outcome(O.ACCEPT, ""),
+                   O.Prediction(O.REJECT, ["header-bad-magic"]))
+    assert signature(differ) == ("verdict", "actual accept, predicted reject: header-bad-magic")
+
+
+def test_short_campaign_writes_a_report(tmp_path: Path) -> None:
+    from fuzz import oracle_fuzz
+    found = O.available(["llvm-readobj-22"])
+    if not found:
+        pytest.skip(f"llvm-readobj-22 not fetched into {O.readers_dir()}")
+    finds, execs, elapsed = oracle_fuzz.campaign(found[0], 2.0, seed=3)
+    assert execs > 0 and elapsed >= 2.0
+    md = oracle_fuzz.report(found[0], finds, execs, elapsed, 3, tmp_path, "test")
+    text = md.read_text()
+    assert f"{execs} executions" in text
+    assert len(list((tmp_path / "fuzz-llvm-readobj-22-test-repro").iterdir())) == len(finds)
