@@ -402,6 +402,11 @@ LIBSFRAME_PROFILE = Profile(
         "header-version-unsupported": Fact(
             "sframe_fde_tbl_init reads only v2 and v3 ('Not possible ATM'): sframe_decode "
             "fails with SFRAME_ERR_BUF_INVAL for v1.", LIBSFRAME),
+        "header-foreign-order-refused": Fact(
+            "sframe_decode byte-swaps a section of the other order only after "
+            "flip_sframe_fdes_with_fres walks it with bounds, counts, fre_len and zero-padding "
+            "checks: any of those fails the decode ('Buffer does not contain SFrame data.').",
+            f"{LIBSFRAME}; {OBJDUMP_SEEN}"),
         "header-flags-required": Fact(
             "sframe_find_fre fails with SFRAME_ERR_FDE_NOTSORTED without FDE_SORTED, and "
             "sframe_decoder_get_secrel_func_start_addr adds the field offset whatever the "

@@ -170,3 +170,17 @@ def test_short_campaign_writes_a_report(tmp_path: Path) -> None:
     text = md.read_text()
     assert f"{execs} executions" in text
     assert len(list((tmp_path / "fuzz-llvm-readobj-22-test-repro").iterdir())) == len(finds)
+
+
+def test_libsframe_refuses_a_foreign_order_section_its_walk_fails() -> None:
+    from dataclasses import replace
+
+    from sfcheck.format.decode import decode
+    from sfcheck.format.encode import encode
+    sec = decode(_hostile()["v3-unmodified"])
+    big = encode(replace(sec, header=replace(sec.header, big_endian=True)))
+    assert "header-foreign-order-refused" not in O.predict(oc.wrap(big), "libsframe-2.46").errors
+    padded = oc.wrap(big + b"\x01")  # a nonzero byte after the FREs: the walk refuses
+    assert "header-foreign-order-refused" in O.predict(padded, "libsframe-2.46").errors
+    native = oc.wrap(_hostile()["v3-unmodified"] + b"\x01")
+    assert "header-foreign-order-refused" not in O.predict(native, "libsframe-2.46").errors

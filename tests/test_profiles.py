@@ -28,7 +28,8 @@ from helpers import CORPUS
 from strategies import mutated_sections, sections
 
 CONSUMER_IDS = {K.VERSION.id, K.FLAGS_REQUIRED.id, K.AUXHDR.id, K.EMPTY.id, K.OFFSETS.id,
-                K.STARTS.id, K.TEXT.id, K.BYTE_ORDER.id} | {r.id for r in K.MODEL_RULES.values()}
+                K.STARTS.id, K.TEXT.id, K.BYTE_ORDER.id,
+                K.FOREIGN.id} | {r.id for r in K.MODEL_RULES.values()}
 # The .eh_frame cross-check judges the data, not what a reader accepts: left out of the
 # corpus acceptance tests so they test the profiles alone.
 NO_SEMANTIC = {"disable": {"semantic", "defect"}}

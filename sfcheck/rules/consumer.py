@@ -66,6 +66,23 @@ BYTE_ORDER = rule(
     the runtime readers take either order or see only their own. {_ONLY}""",
     "Emit the section in the byte order of the file that holds it.")
 
+# What libsframe's foreign-endian path (flip_sframe_fdes_with_fres) checks before swapping:
+# every FDE, attribute record and FRE inside the buffer, valid FRE types and sizes, the FRE
+# count and bytes used against the header, zero padding after the last FRE.
+FOREIGN_WALK_RULES = frozenset((
+    "layout-fde-array-bounds", "layout-fde-fres-bounds", "layout-fre-bounds", "layout-num-fres",
+    "layout-fre-len", "layout-trailing-bytes", "layout-fre-overlap", "fde-fre-type",
+    "fre-size-code", "fre-datawords-size", "header-auxhdr"))
+FOREIGN = rule(
+    "header-foreign-order-refused", "header", "error",
+    "reader's byte-swapping walk refuses the section",
+    f"""libsframe swaps a section of the other byte order than the host's only after a bounded
+    walk of every FDE and FRE (flip_sframe_fdes_with_fres): anything out of bounds, an FRE
+    count or length that disagrees with the header, or nonzero bytes after the FREs make
+    sframe_decode fail ('Buffer does not contain SFrame data.'), where a native-endian section
+    would be read as it is. The host is taken to have the ELF file's byte order. {_ONLY}""",
+    "Fix the layout findings reported with it, or emit the section in the host's byte order.")
+
 
 def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
                    info: ElfSFrameInfo | None = None) -> None:
@@ -83,6 +100,12 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
                  f"section in a {'little' if info.little_endian else 'big'}-endian file",
                  offset=0)
         return  # the magic is all it reads
+    if FOREIGN.id in want and info is not None and h.big_endian == info.little_endian:
+        bad = sorted({f.rule for f in ctx.findings if f.rule in FOREIGN_WALK_RULES})
+        if bad:
+            ctx.emit(FOREIGN, f"{reader} swaps a {'big' if h.big_endian else 'little'}-endian "
+                     f"section only after a bounded walk, which refuses it ({', '.join(bad)})",
+                     offset=0)
     need = profile.required_flags.get(h.version, 0)
     if FLAGS_REQUIRED.id in want and need & ~h.flags and not ctx.relocatable:
         ctx.emit(FLAGS_REQUIRED, f"{reader} needs {flag_names(need & ~h.flags)}; flags are "
