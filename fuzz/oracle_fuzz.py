@@ -63,7 +63,8 @@ def signature(row: O.Row) -> tuple[str, str] | None:
     if row.actual.verdict == O.CRASH:
         key = re.sub(r"0x[0-9a-f]+|\b\d+\b", "N", row.actual.detail)
         if row.predicted is not None and row.predicted.verdict == O.ACCEPT:
-            return "crash, predicted accept", key  # a crash no finding warns of
+            # a crash no counted finding warns of: listed, or a profile error
+            return ("crash, listed" if row.known else "crash, predicted accept"), key
         return "crash", key
     if not row.ok and not row.known and row.predicted is not None:
         return "verdict", (f"actual {row.actual.verdict}, predicted {row.predicted.verdict}: "
@@ -95,6 +96,8 @@ def campaign(reader: O.Reader, duration: float, seed: int) -> tuple[dict[str, Fi
                 detail = row.actual.detail or ", ".join(row.predicted.errors
                                                         if row.predicted else [])
                 said = ", ".join(row.predicted.errors) if row.predicted else "(no profile)"
+                if row.known:
+                    said += f" (listed: {row.known})"
                 finds[key] = Find(key, kind, time.monotonic() - t0, 1, detail, elf, said)
             else:
                 f.count += 1
@@ -109,7 +112,6 @@ def report(reader: O.Reader, finds: dict[str, Find], execs: int, elapsed: float,
            "objdump-sid": "objdump-sid", "objdump-2.40": "objdump-2.40"}[reader.name]
     md = out_dir / f"fuzz-{tag}-{stamp}.md"
     repro = out_dir / f"fuzz-{tag}-{stamp}-repro"
-    repro.mkdir(parents=True, exist_ok=True)
     lines = [f"# Differential fuzzing of {reader.name} against --profile {reader.profile}", "",
              f"`python -m fuzz.oracle_fuzz --reader {reader.name} --duration {elapsed:.0f} "
              f"--seed {seed}`: budget {elapsed:.0f} s on a shared 2-core machine, one "
@@ -125,6 +127,7 @@ def report(reader: O.Reader, finds: dict[str, Find], execs: int, elapsed: float,
     else:
         lines += ["| kind | first found (s) | hits | what | the profile's errors (first input) "
                   "| reproducer |", "|---|---|---|---|---|---|"]
+        repro.mkdir(parents=True, exist_ok=True)
         for i, f in enumerate(sorted(finds.values(), key=lambda f: f.first)):
             name = f"{f.kind.split(',')[0]}-{i}.elf"
             (repro / name).write_bytes(f.repro)

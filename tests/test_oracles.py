@@ -169,7 +169,8 @@ def test_short_campaign_writes_a_report(tmp_path: Path) -> None:
     md = oracle_fuzz.report(found[0], finds, execs, elapsed, 3, tmp_path, "test")
     text = md.read_text()
     assert f"{execs} executions" in text
-    assert len(list((tmp_path / "fuzz-llvm-readobj-22-test-repro").iterdir())) == len(finds)
+    repro = tmp_path / "fuzz-llvm-readobj-22-test-repro"
+    assert len(list(repro.iterdir()) if repro.exists() else []) == len(finds)
 
 
 def test_libsframe_refuses_a_foreign_order_section_its_walk_fails() -> None:
