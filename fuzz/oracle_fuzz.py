@@ -107,14 +107,15 @@ def campaign(reader: O.Reader, duration: float, seed: int) -> tuple[dict[str, Fi
 
 
 def report(reader: O.Reader, finds: dict[str, Find], execs: int, elapsed: float, seed: int,
-           out_dir: Path, stamp: str) -> Path:
+           out_dir: Path, stamp: str, budget: float | None = None) -> Path:
+    budget = elapsed if budget is None else budget
     tag = {"llvm-readobj-22": "llvm-readobj-22", "llvm-readobj-23": "llvm-readobj-23",
            "objdump-sid": "objdump-sid", "objdump-2.40": "objdump-2.40"}[reader.name]
     md = out_dir / f"fuzz-{tag}-{stamp}.md"
     repro = out_dir / f"fuzz-{tag}-{stamp}-repro"
     lines = [f"# Differential fuzzing of {reader.name} against --profile {reader.profile}", "",
-             f"`python -m fuzz.oracle_fuzz --reader {reader.name} --duration {elapsed:.0f} "
-             f"--seed {seed}`: budget {elapsed:.0f} s on a shared 2-core machine, one "
+             f"`python -m fuzz.oracle_fuzz --reader {reader.name} --duration {budget:.0f} "
+             f"--seed {seed}`: ran {elapsed:.0f} s on a shared 2-core machine, one "
              f"subprocess per input; {execs} executions, {execs / elapsed:.1f} exec/s.", "",
              "Inputs: the v2 and v3 libcorpus.so sections through the section mutator "
              "(fuzz/mutator.py, structured moves or byte flips), each wrapped in a small x86-64 "
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.reader} not in {O.readers_dir()}: run bash fuzz/get-readers.sh")
         return 2
     finds, execs, elapsed = campaign(found[0], args.duration, args.seed)
-    md = report(found[0], finds, execs, elapsed, args.seed, args.out, args.stamp)
+    md = report(found[0], finds, execs, elapsed, args.seed, args.out, args.stamp, args.duration)
     print(f"{args.reader}: {execs} execs in {elapsed:.0f} s ({execs / elapsed:.1f}/s), "
           f"{sum(f.kind.startswith('crash') for f in finds.values())} crash kinds, "
           f"{sum(f.kind == 'verdict' for f in finds.values())} verdict differences -> {md}")
