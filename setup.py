@@ -51,6 +51,7 @@ setup(
     # to setuptools, which warns about any it is not told of.
     packages=find_namespace_packages(include=["sfcheck*"], exclude=["*.__pycache__"]),
     package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"],
+                  "sfcheck.survey": ["*.schema.json"],
                   "sfcheck.integrations": ["xdg/rpmlint/*.toml"]},  # rpmlint's config
     ext_modules=[Extension("sfcheck.walk._frewalk", ["sfcheck/walk/_frewalk.c"], optional=True)],
     cmdclass={"build_py": BuildPyWithData},

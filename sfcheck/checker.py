@@ -12,7 +12,7 @@ from .elf.model import Buffer, FuncSymbol, addresses
 from .elf.symbols import FuncSymbols
 from .errors import ElfError
 from .format.model import Header
-from .profiles import PROFILES, empty_section_message, reads_segment
+from .profiles import PROFILES, Profile, empty_section_message, reads_segment
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
 from .rules import elf as E
@@ -64,6 +64,19 @@ class Options(Record):
         return PROFILES[self.profile].severity(rule.id, severity)
 
 
+class SectionStats(Record):
+    """Figures of one checked section for `sfcheck survey`: the header's flags and the
+    elf-text-coverage totals (executable bytes, bytes no FDE covers)."""
+
+    __slots__ = ("name", "flags", "text_bytes", "missing")
+
+    def __init__(self, name: str, flags: int | None, text_bytes: int, missing: int) -> None:
+        self.name = name
+        self.flags = flags
+        self.text_bytes = text_bytes
+        self.missing = missing
+
+
 def _summary(name: str, vma: int, data: bytes, header: Header | None) -> SectionSummary:
     s = SectionSummary(name, vma, len(data))
     if header is not None:
@@ -91,9 +104,22 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
             check_consumer(ctx, PROFILES[options.profile], header)
         check_section_defects(ctx, header)
     ctx.finish()
-    result.findings = ctx.findings
+    result.findings = with_effects(ctx.findings, PROFILES[options.profile])
     result.sections.append(_summary(name, vma, data, header))
     return result
+
+
+def with_effects(findings: list[Finding], profile: Profile) -> list[Finding]:
+    """Each finding with what `profile`'s reader does with it (sfcheck.effects); under
+    strict, the findings as they are."""
+    if profile.name == "strict":
+        return findings
+    out = []
+    for f in findings:
+        rule = RULES.get(f.rule)
+        effect = profile.effect(f.rule, rule.group if rule else None, f.severity)
+        out.append(f if effect is None else replace(f, effect=effect))
+    return out
 
 
 MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is per section
@@ -101,12 +127,15 @@ MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is
 
 def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
               options: Options | None = None, waivers: Sequence[Waiver] = (),
-              package: str | None = None, member: str | None = None) -> FileResult:
+              package: str | None = None, member: str | None = None,
+              stats: list[SectionStats] | None = None) -> FileResult:
     """Check every SFrame section of an ELF file (a path, or its bytes in any buffer: a
     path is read through bounded reads, a buffer in place, neither copied whole);
     unreadable files set `error`. Findings with a PC are named by the file's function
     symbols, whatever the output format. `waivers` are applied before the per-file cap
-    (`package` and `member` are what their globs see)."""
+    (`package` and `member` are what their globs see). `stats`, when given, gets one
+    SectionStats per SFrame section checked (the survey's figures, which the result model
+    does not carry)."""
     options = options or Options()
     label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
                      else "<bytes>")
@@ -123,7 +152,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         sev = Severity.ERROR if options.require_sframe else rule.severity
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
-        return result
+        return result  # elf-no-sframe is sfcheck's gate: no reader effect
     profile = PROFILES[options.profile]
     relocatable = info.e_type == "ET_REL"
     severity_for = options.severity_for
@@ -161,8 +190,12 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         check_section_defects(ctx, header, info)
         check_stubs_only(ctx, info)
         E.check_elf_section(ctx, info, sec, header)
+        E.check_object_relocs(ctx, info, sec, header)
+        E.check_vdso(ctx, info, sec, header)
         E.check_function_ranges(ctx, info, ctx.ranges)
-        check_text_coverage(ctx, info)
+        text = check_text_coverage(ctx, info)
+        if stats is not None:
+            stats.append(SectionStats(sec.name, header.flags if header else None, *text))
         # The per-FDE range columns have had their last reader: freed before the
         # cross-check builds its own per-FDE state, so the two never peak together.
         ctx.ranges = []
@@ -174,12 +207,13 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
     for ctx in ctxs:
         ctx.finish()
         result.findings.extend(ctx.findings)
+    result.eh_frame_size = info.facts.eh_frame_size
     findings = name_functions(result.findings, info.symbols)
     if waivers:
         from .waivers import waive_file
 
         result.waivers_used = waive_file(result, findings, list(waivers))
-    result.findings = _capped(findings, label)
+    result.findings = with_effects(_capped(findings, label), profile)
     return result
 
 

@@ -3,7 +3,11 @@ V3-series SFrame unwinder would do with it (registration and lookups), from
 /proc/PID/maps, the mapped files and the section bytes as mapped (/proc/PID/mem).
 
 Registration as binfmt_elf and sframe_add_section do it (sfcheck/profiles.py, `kernel`):
-one registration per PF_X segment with the PT_GNU_SFRAME range; the sframe range must lie
+binfmt_elf registers the executable and its interpreter at exec, one registration per PF_X
+segment with the PT_GNU_SFRAME range; any other object (a library, something dlopen'ed)
+is registered only if its loader calls the stacktrace_setup system call of Steven
+Rostedt's RFC (2026-04-29) with the same ranges, which no loader does yet (glibc 2.43
+does not), so for those the prediction is what that call would do. The sframe range must lie
 in one mapping (readable, or the first lookup faults and the section is dropped), each
 text range in exactly one executable mapping (an mprotect that splits it breaks
 registration), and no two registered text ranges may overlap or touch (the maple tree's
@@ -32,6 +36,7 @@ from .procfs import (
     Mapping,
     ProcError,
     check_readable,
+    exec_objects,
     exited,
     is_deleted,
     mapped_file,
@@ -46,6 +51,8 @@ from .wording import noun, plural
 __all__ = ["Mapping", "ObjectReport", "ProcError", "ProcScan", "examine", "parse_maps"]
 
 MAX_SECTION = 256 << 20  # never read more than this from /proc/PID/mem for one section
+# Who registers an object's SFrame with the kernel (the V3 series and the syscall RFC).
+AT_EXEC, BY_SYSCALL = "binfmt_elf", "stacktrace_setup"
 EXIT_OK, EXIT_FINDINGS, EXIT_EXITED = 0, 1, 3
 _COMPARE_CHUNK = 1 << 16
 
@@ -66,10 +73,16 @@ class ObjectReport:
     registers: bool = False
     deleted: bool = False  # the file was unlinked (or replaced) after it was mapped
     error: str = ""  # the object could not be examined: why
+    # AT_EXEC: the executable or its interpreter, registered at exec; BY_SYSCALL: any
+    # other object, registered only when its loader calls stacktrace_setup (none does yet)
+    registration: str = AT_EXEC
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f["severity"] == "error")
+        """Error findings that concern the kernel (not those it never reads: effect
+        "nothing", sfcheck.effects)."""
+        return sum(1 for f in self.findings
+                   if f["severity"] == "error" and f.get("effect") != "nothing")
 
 
 @dataclass
@@ -120,6 +133,7 @@ def examine(pid: int, profile: str = "kernel") -> ProcScan:
     was = check_readable(pid)
     maps = read_maps(pid)
     fd = open_mem(pid)  # fail fast (exit 2) before loading the checker
+    exe, interp = exec_objects(pid)
     by_path: dict[str, list[Mapping]] = {}
     for m in maps:
         if m.path.startswith("/"):
@@ -133,7 +147,8 @@ def examine(pid: int, profile: str = "kernel") -> ProcScan:
                 scan.data_files += 1
                 continue
             deleted = is_deleted(mine[0])
-            rep = ObjectReport(path[:-len(DELETED)] if deleted else path, deleted=deleted)
+            rep = ObjectReport(path[:-len(DELETED)] if deleted else path, deleted=deleted,
+                               registration=_registrar(path, mine, exe, interp))
             try:
                 data = mapped_file(pid, mine[0], deleted)
             except ProcError as exc:
@@ -159,6 +174,16 @@ def examine(pid: int, profile: str = "kernel") -> ProcScan:
     for rep in scan.reports:
         rep.registers = rep.sframe and not rep.problems and not rep.error
     return scan
+
+
+def _registrar(path: str, mine: list[Mapping], exe: str | None, interp: int | None) -> str:
+    """AT_EXEC for the executable and the interpreter (binfmt_elf maps both and registers
+    their SFrame, load_elf_binary), BY_SYSCALL for everything else. When /proc/PID/exe
+    could not be read every object is taken as registered at exec, as before the syscall."""
+    if exe is None or path == exe or (interp is not None and min(m.start for m in mine)
+                                      == interp):
+        return AT_EXEC
+    return BY_SYSCALL
 
 
 def _object(rep: ObjectReport, data: bytes | mmap.mmap, mine: list[Mapping],
@@ -269,8 +294,17 @@ def _profile(rep: ObjectReport, mem: bytes | bytearray, lo: int, profile: str) -
     res = check_section_bytes(mem, path=rep.path, vma=lo, name="PT_GNU_SFRAME (mapped)",
                               options=Options(profile=profile, disable={"semantic", "defect"}))
     rep.findings = [{"rule": f.rule, "severity": str(f.severity), "message": f.message}
+                    | ({"effect": f.effect} if f.effect is not None else {})
                     for f in res.findings]
-    refusals = {r.detail for t in rep.texts
+    texts = rep.texts
+    if rep.registration == BY_SYSCALL:  # the loader's call, one per PF_X segment as binfmt's
+        assert rep.sframe_range is not None
+        size = rep.sframe_range[1] - lo
+        calls = [v3series.stacktrace_setup(v3series.STACKTRACE_REGISTER_SFRAME, lo, size,
+                                           tlo, thi - tlo) for tlo, thi in rep.texts]
+        rep.problems.extend(sorted({c.detail for c in calls if isinstance(c, Outcome)}))
+        texts = [c[1] for c in calls if not isinstance(c, Outcome)]
+    refusals = {r.detail for t in texts
                 if isinstance(r := v3series.register(mem, lo, t), Outcome)}
     rep.problems.extend(sorted(refusals))
 
@@ -302,6 +336,9 @@ def render_text(scan: ProcScan) -> list[str]:
                          "frame pointers)")
             continue
         verdict = "registers" if r.registers else "registration fails"
+        if r.registration == BY_SYSCALL:
+            verdict = ("would register through stacktrace_setup (no loader calls it yet)"
+                       if r.registers else "stacktrace_setup would refuse it")
         version = f"v{r.version}" if r.version is not None else "(version unknown: memory " \
             "unreadable)"
         lines.append(f"{head} SFrame {version}, bias {r.bias:#x}: {verdict}")
@@ -312,7 +349,8 @@ def render_text(scan: ProcScan) -> list[str]:
             lines.append(f"  text [{lo:#x}, {hi:#x})")
         lines += [f"  problem: {escape(p)}" for p in r.problems]
         lines += [f"  note: {escape(n)}" for n in r.notes]
-        lines += [f"  {f['severity']}: [{f['rule']}] {escape(f['message'])}" for f in r.findings]
+        lines += [f"  {f['severity']}: [{f['rule']}] {escape(f['message'])}"
+                  + (f" (kernel: {f['effect']})" if "effect" in f else "") for f in r.findings]
     lines.append(_summary(scan))
     if scan.exited:
         lines.append(f"process {scan.pid} exited during the read: the results above are "
@@ -329,7 +367,10 @@ def _summary(scan: ProcScan) -> str:
         (scan.data_files, f"{noun(scan.data_files, 'file')} mapped as data only, not counted"))
         if n]
     return (f"process {scan.pid}: {plural(len(reports), 'object')}, {len(with_sf)} with SFrame, "
-            f"{sum(r.registers for r in with_sf)} would register, "
+            f"{sum(r.registers for r in with_sf)} would register "
+            f"({sum(r.registers and r.registration == AT_EXEC for r in with_sf)} at exec, "
+            f"{sum(r.registers and r.registration == BY_SYSCALL for r in with_sf)} only through "
+            "stacktrace_setup), "
             f"{sum(1 for r in with_sf if r.errors)} with kernel-profile errors, "
             f"{sum(r.differs for r in with_sf)} differing from the file"
             + "".join(f", {e}" for e in extra))

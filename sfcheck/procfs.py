@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import struct
 from dataclasses import dataclass
 
 from .filesnap import SnapshotError, snapshot_fd
@@ -189,3 +190,30 @@ def _open_same(m: Mapping, via: str, why: OSError) -> int:
         raise ProcError(f"replaced since it was mapped (inode {m.inode} mapped, {ino} at the "
                         f"path) and {via} cannot be opened ({why.strerror}): run as root")
     return fd
+
+
+AT_BASE = 7  # include/uapi/linux/auxvec.h: the interpreter's load address
+
+
+def exec_objects(pid: int) -> tuple[str | None, int | None]:
+    """(path of the executable as /proc/PID/exe names it, the interpreter's load address
+    from /proc/PID/auxv): the two objects binfmt_elf maps at exec, and so the only ones it
+    registers SFrame for. None where it cannot be read (the process exited, a kernel thread,
+    no permission); an auxv in another word size than ours (a compat process) is not read."""
+    try:
+        exe: str | None = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = None
+    base = None
+    try:
+        with open(f"/proc/{pid}/auxv", "rb") as fh:
+            raw = fh.read(1 << 16)
+    except OSError:
+        raw = b""
+    word = struct.calcsize("@L")
+    for off in range(0, len(raw) - 2 * word + 1, 2 * word):
+        key, value = struct.unpack_from("@LL", raw, off)
+        if key == AT_BASE:
+            base = value or None  # 0: a static executable, no interpreter
+            break
+    return exe, base

@@ -1,6 +1,9 @@
 """Consumer profiles: how one SFrame reader (kernel, glibc, libsframe, LLVM) reacts to a section.
 
-`sfcheck --profile NAME` answers "will this reader take it?". Under a consumer profile:
+`sfcheck --profile NAME` answers "will this reader take it?". Under a consumer profile every
+finding also carries what the reader does with it (sfcheck/effects.py: refuses, skips,
+crashes, misreads, nothing; `effects` per rule and `group_effects` per rule group below),
+and what is nothing to the reader is shown but not counted. Severities:
   error   = the reader rejects the section or the lookup, crashes, divides by zero, asserts,
             or silently mis-unwinds because of it;
   warning = strict sfcheck finds it wrong, but this reader accepts it without harm to itself;
@@ -18,6 +21,7 @@ from, kept in one place so `sfcheck profiles` and the consumer rules read one ta
 
 from __future__ import annotations
 
+from .effects import CRASHES, EFFECT_TEXT, MISREADS, NOTHING, REFUSES, SKIPS
 from .format import constants as C
 from .record import Record, replace
 from .result import Severity
@@ -30,6 +34,15 @@ KERNEL_DEBUG = "dylanbhatch/linux:kernel/unwind/sframe_debug.h@86d1f1a2"
 KERNEL_USER = "dylanbhatch/linux:kernel/unwind/user.c@3231d5c5"
 KERNEL_V4 = ("dylanbhatch/linux@d56647db (base of Dylan Hatch's '[PATCH v4 0/8]', "
              "2026-04-21)")
+KERNEL_V13 = ("Jens Remus, '[PATCH v13] unwind_deferred: Implement sframe handling', "
+              "2026-01-27, Message-ID 20260127150554.2760964-1-jremus@linux.ibm.com "
+              "(SFrame V3 only; carried in rostedt/linux-trace.git sframe/core)")
+KERNEL_SYSCALL = ("Steven Rostedt, '[RFC][PATCH] unwind: Add stacktrace_setup system call', "
+                  "2026-04-29, https://lkml.iu.edu/hypermail/linux/kernel/2604.3/12586.html "
+                  "(on top of v13; SYSCALL_DEFINE5(stacktrace_setup) in "
+                  "dylanbhatch/linux:kernel/unwind/sframe.c@3231d5c5)")
+KERNEL_ARM64 = ("Dylan Hatch, arm64 series '[PATCH v4 5/8] sframe: Allow unsorted FDEs' "
+                "(2026-04, live-patching@vger; kernel modules' .sframe lacks FDE_SORTED)")
 KERNEL_SIGNAL = ("Jens Remus, '[RFC PATCH v1 2/5] unwind_user/sframe: Add support for signal "
                  "frame indication' (2026-01-27)")
 RFC2023 = ("intel-lab-lkp/linux:kernel/unwind/sframe.c@aea7f41f ('[PATCH RFC 09/10] unwind: "
@@ -42,6 +55,7 @@ LPC2023 = ("LPC 2023 hallway summary, Mathieu Desnoyers, 2023-11-15 (prctl regis
            "SFrame is hostile: bounds and stack-direction checks needed)")
 GLIBC = "bminor/glibc:sysdeps/generic/sframe-read.c@86fbb4cb"
 GLIBC_FIRST = "bminor/glibc:sysdeps/generic/sframe-read.c@3360913c"
+GLIBC_V3 = "'sframe: Add SFrame v3 decode support for regular FDEs', libc-alpha, 2026-04-17"
 LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
 LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
 # What the real binaries did, run here on ELF files built by fuzz/oracle_cases.py.
@@ -83,7 +97,7 @@ class Profile(Record, frozen=True, eq=False):
     __slots__ = ("name", "title", "reader", "sources", "versions", "required_flags",
                  "ignores_fdeoff", "ignores_freoff", "rejects_auxhdr", "rejects_empty",
                  "increasing_starts", "one_text_segment", "consumer", "overrides", "notes",
-                 "model")
+                 "model", "effects", "group_effects", "aliases")
 
     def __init__(self, name: str, title: str, reader: str, sources: tuple[str, ...] = (),
                  versions: frozenset[int] = frozenset(C.VERSIONS),
@@ -92,7 +106,9 @@ class Profile(Record, frozen=True, eq=False):
                  rejects_empty: bool = False, increasing_starts: bool = False,
                  one_text_segment: bool = False, consumer: dict[str, Fact] | None = None,
                  overrides: dict[str, Override] | None = None, notes: tuple[Fact, ...] = (),
-                 model: str = "") -> None:
+                 model: str = "", effects: dict[str, str | None] | None = None,
+                 group_effects: dict[str, str] | None = None,
+                 aliases: tuple[str, ...] = ()) -> None:
         self.name = name
         self.title = title
         self.reader = reader  # how findings name the reader: "the kernel (V3 series)"
@@ -111,6 +127,23 @@ class Profile(Record, frozen=True, eq=False):
         self.overrides = {} if overrides is None else overrides
         self.notes = notes  # what the reader does not check, and other context
         self.model = model  # a reader model in sfcheck/readers/ run against the reference table
+        # What the reader does with a finding (sfcheck.effects): rule ID -> effect (None: not
+        # the reader's business, counted as under strict), then rule group -> effect for error
+        # findings; a finding below error that neither names is "nothing".
+        self.effects = {} if effects is None else effects
+        self.group_effects = {} if group_effects is None else group_effects
+        self.aliases = aliases  # other names `--profile` takes for it
+
+    def effect(self, rule_id: str, group: str | None, severity: Severity) -> str | None:
+        """What this profile's reader does with a finding of `rule_id` at `severity` (the
+        severity the profile gave it); None under strict."""
+        if self.name == "strict":
+            return None
+        if rule_id in self.effects:
+            return self.effects[rule_id]
+        if severity < Severity.ERROR:
+            return NOTHING  # a profile's warning: the reader takes it without harm
+        return self.group_effects.get(group or "", MISREADS)
 
     def severity(self, rule_id: str, severity: Severity) -> Severity | None:
         """The severity a finding of `rule_id` gets under this profile (None: not reported)."""
@@ -134,14 +167,56 @@ STRICT = Profile(
     name="strict", title="every rule at its own severity (the default)", reader="sfcheck",
     notes=(Fact("No consumer rule runs; nothing is overridden.", "sfcheck"),))
 
+
+# What each reader does with each finding (sfcheck.effects). Group defaults apply to error
+# findings a profile does not name; `sfcheck explain RULE` prints the result per profile.
+_SFCHECK_ONLY: dict[str, str | None] = {
+    # sfcheck's own gates, not a statement about any reader: counted as under strict
+    "elf-no-sframe": None, "elf-findings-capped": None, "elf-sframe-sections-capped": None}
+
+_KERNEL_EFFECTS: dict[str, str | None] = {
+    **_SFCHECK_ONLY,
+    # sframe_read_header / sframe_add_section: the registration fails
+    **dict.fromkeys(("header-version-unsupported", "header-flags-required",
+                     "header-auxhdr-rejected", "header-empty-counts", "header-too-short",
+                     "header-bad-magic", "header-version-unknown",
+                     "layout-fdeoff-after-freoff", "layout-fde-array-bounds",
+                     "layout-fde-array-overlap", "layout-fre-bounds", "elf-not-alloc",
+                     "defect-ld-discarded-sframe",
+                     # only CONFIG_SFRAME_VALIDATION checks these, and refuses
+                     "fde-start-duplicate", "elf-text-segments", "elf-fde-outside-text"),
+                    REFUSES),
+    # binfmt_elf registers nothing without the segment
+    "elf-no-segment": SKIPS,
+    # -EFAULT at lookup: sframe_find_user removes the section
+    **dict.fromkeys(("fre-start-order", "fde-unsorted", "fre-word-count", "fde-type-unknown",
+                     "fde-fre-type", "fre-size-code", "fre-datawords-size",
+                     "fre-start-beyond-size", "layout-fde-fres-bounds", "fre-flex-padding",
+                     "fde-reader-lookup-fails"), SKIPS),
+    # a division by zero, or WARN_ON_ONCE (fatal under panic_on_warn)
+    **dict.fromkeys(("fde-pcmask-rep-size", "fde-reader-div-zero", "fre-reader-warn"), CRASHES),
+    # taken, and the trace is wrong (or falls back to frame pointers at that PC)
+    **dict.fromkeys(("fde-reader-wrong-row", "fre-reader-walk-stops", "fre-flex-cfa-reg",
+                     "fde-reader-lookup-fails-spec", "header-fixed-ra", "fde-overlap"),
+                    MISREADS),
+    # never read by the kernel
+    **dict.fromkeys(("elf-abi-machine", "layout-gap-bytes", "elf-segment-padded",
+                     "elf-text-coverage"), NOTHING),
+}
+_RUNTIME_GROUPS = {"header": REFUSES, "layout": MISREADS, "fde": MISREADS, "fre": MISREADS,
+                   "elf": MISREADS, "semantic": MISREADS, "defect": MISREADS}
+
 KERNEL_PROFILE = Profile(
-    name="kernel",
-    title="Linux user-space SFrame unwinder, V3 series (v13+, not in a mainline release)",
+    name="kernel-v13",
+    aliases=("kernel",),
+    title="Linux user-space SFrame unwinder, V3 series as posted in v13, with the "
+          "stacktrace_setup RFC (not in a mainline release)",
     reader="the kernel (V3 series)",
-    sources=(KERNEL, KERNEL_BINFMT),
+    sources=(KERNEL_V13, KERNEL_SYSCALL, KERNEL, KERNEL_BINFMT),
     versions=frozenset({C.VERSION_3}),
     required_flags={C.VERSION_3: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL},
     rejects_auxhdr=True, rejects_empty=True, increasing_starts=True, one_text_segment=True,
+    effects=_KERNEL_EFFECTS, group_effects=_RUNTIME_GROUPS,
     consumer={
         "header-version-unsupported": Fact(
             "sframe_read_header: version must be SFRAME_VERSION_3, else -EINVAL and the section "
@@ -245,9 +320,23 @@ KERNEL_PROFILE = Profile(
         Fact("With CONFIG_SFRAME_VALIDATION a function start must lie in the text range: "
              "func_addr >= text_end is rejected at 3231d5c5, only func_addr > text_end at "
              "d56647db.", f"{KERNEL}; {KERNEL_V4}"),
-        Fact("The v4 series (2026-04) no longer requires FDE_SORTED: unsorted tables are "
-             "searched linearly. This profile follows 3231d5c5, which requires it.",
-             KERNEL_V4),
+        Fact("Dylan Hatch's arm64 series drops the FDE_SORTED requirement for kernel modules' own "
+             ".sframe (unsorted tables searched linearly); user-space registration still "
+             "requires it (sframe_read_header is unchanged at d56647db).",
+             f"{KERNEL_ARM64}; {KERNEL_V4}"),
+        Fact("stacktrace_setup(STACKTRACE_REGISTER_SFRAME, sframe_start, sframe_length, "
+             "text_start, text_length) lets a dynamic loader register a library: it calls "
+             "sframe_add_section with the ranges given, so every check above applies; "
+             "STACKTRACE_UNREGISTER_SFRAME removes by sframe_start. No loader calls it yet "
+             "(glibc 2.43 does not): only binfmt_elf's registrations of the executable and "
+             "its interpreter happen today.", KERNEL_SYSCALL),
+        Fact("Registration also refuses a section that is only its header (header_end >= "
+             "sframe_end) and FDE/FRE offsets that put fres_start before the end of the FDE "
+             "array or fres_end past sframe_end.", f"{KERNEL_V13}; {KERNEL}"),
+        Fact("Effects: CONFIG_SFRAME_VALIDATION (off by default) turns the faults a lookup "
+             "would meet into a refused registration; the effects this profile gives assume "
+             "it is off, except for rules only validation checks. -EFAULT at lookup removes "
+             "the section (a removal that fails is a WARN_ON_ONCE).", KERNEL),
         Fact("Not checked even by full validation: PCMASK rep_size (rep_size 0 passes and then "
              "divides by zero at lookup: fde-reader-div-zero), PCMASK FRE starts against "
              "rep_size, function sizes against text_end, overlapping functions.", KERNEL),
@@ -278,6 +367,14 @@ RFC2023_PROFILE = Profile(
     sources=(RFC2023, RFC2023_WALK),
     versions=frozenset({C.VERSION_1}),
     model="rfc2023",
+    effects={**_SFCHECK_ONLY,
+             **dict.fromkeys(("header-version-unsupported", "header-reader-refused"), REFUSES),
+             **dict.fromkeys(("fde-reader-wrong-row", "fde-reader-uninit", "layout-reader-past",
+                              "fde-reader-lookup-fails", "fde-reader-gap-row",
+                              "fre-reader-walk-loops"), MISREADS),
+             **dict.fromkeys(("elf-abi-machine", "layout-gap-bytes", "elf-text-coverage"),
+                             NOTHING)},
+    group_effects=_RUNTIME_GROUPS,
     consumer={
         "header-version-unsupported": Fact(
             "__sframe_add_section: version must be SFRAME_VERSION_1 (-EINVAL); v2 came with "
@@ -345,6 +442,19 @@ GLIBC_PROFILE = Profile(
     versions=frozenset({C.VERSION_2}),
     required_flags={C.VERSION_2: C.F_FDE_SORTED},
     ignores_fdeoff=True, ignores_freoff=True,
+    effects={**_SFCHECK_ONLY,
+             # __sframe_decode fails: backtrace() uses DWARF for the object
+             **dict.fromkeys(("header-version-unsupported", "header-flags-unknown",
+                              "header-bad-magic", "header-too-short", "header-version-unknown"),
+                             REFUSES),
+             # decoded, but no lookup succeeds (the binary search needs FDE_SORTED)
+             "header-flags-required": SKIPS,
+             "fde-pcmask-rep-size": CRASHES,  # SIGFPE inside backtrace()
+             # found through PT_GNU_SFRAME: without it glibc never sees the section
+             "elf-no-segment": SKIPS,
+             **dict.fromkeys(("elf-abi-machine", "layout-gap-bytes", "elf-text-coverage"),
+                             NOTHING)},
+    group_effects=_RUNTIME_GROUPS,
     consumer={
         "header-version-unsupported": Fact(
             "sframe_header_sanity_check_p: version must be SFRAME_VERSION_2; __sframe_decode "
@@ -387,8 +497,20 @@ GLIBC_PROFILE = Profile(
              "binutils 2.45 PCREL output; which of the two the 2.42 tarball holds was not "
              "verified (the profile follows the later code).", GLIBC_FIRST),
         Fact("Any decode or lookup failure returns 0 frames and backtrace() uses DWARF.", GLIBC),
+        Fact("SFrame V3, which binutils 2.46 emits, is not read: a V3 decoder for regular FDEs "
+             "(version-dependent FDE layout, outermost-frame detection, bounds checks) was "
+             "posted in April 2026 and is not in this profile.", GLIBC_V3),
         NO_OBJECTS,
     ))
+
+# The dumpers (objdump/readelf --sframe, llvm-readobj --sframe) print what is stored: the
+# .eh_frame cross-check, producer defects, ELF placement, the lookup-only flags and orders
+# are nothing to them.
+_DUMPER_NOTHING = dict.fromkeys((
+    "header-flags-required", "header-fixed-ra", "header-abi-unknown", "header-abi-endian",
+    "fde-unsorted", "fde-pcmask-rep-size", "layout-gap-bytes", "elf-abi-machine"), NOTHING)
+_DUMPER_GROUPS = {"header": REFUSES, "layout": MISREADS, "fde": NOTHING, "fre": NOTHING,
+                  "elf": NOTHING, "semantic": NOTHING, "defect": NOTHING}
 
 LIBSFRAME_PROFILE = Profile(
     name="libsframe-2.46",
@@ -398,6 +520,15 @@ LIBSFRAME_PROFILE = Profile(
     versions=frozenset({C.VERSION_2, C.VERSION_3}),
     required_flags={C.VERSION_2: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL,
                     C.VERSION_3: C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL},
+    effects={**_SFCHECK_ONLY, **_DUMPER_NOTHING,
+             # the native-endian path copies without comparing with the section size, and
+             # sframe_assert aborts: objdump asserts or segfaults
+             **dict.fromkeys(("layout-fde-array-bounds", "layout-fde-fres-bounds",
+                              "layout-fre-bounds", "fde-fre-type", "fre-start-beyond-size",
+                              "fre-datawords-size"), CRASHES),
+             "layout-fdeoff-nonzero": MISREADS,
+             "defect-ld-discarded-sframe": REFUSES},  # a zero-size section: 'Corrupt SFrame'
+    group_effects=_DUMPER_GROUPS,
     consumer={
         "header-version-unsupported": Fact(
             "sframe_fde_tbl_init reads only v2 and v3 ('Not possible ATM'): sframe_decode "
@@ -489,6 +620,8 @@ LIBSFRAME_240_PROFILE = replace(
             "sframe_find_fre binary-searches only a section with FDE_SORTED (v1 has no "
             "FDE_FUNC_START_PCREL).", LIBSFRAME_240),
     },
+    # the dumper's effects, and the strict assertion's abort
+    effects={**LIBSFRAME_PROFILE.effects, "defect-fre-start-at-size": CRASHES},
     overrides={
         **LIBSFRAME_PROFILE.overrides,
         "defect-fre-start-at-size": Override(
@@ -519,6 +652,14 @@ LLVM_PROFILE = Profile(
     sources=(LLVM, LLVM_H, LLVM_RELEASE),
     versions=frozenset({C.VERSION_2}),
     ignores_freoff=True,
+    # 'unexpected end of data', an unsupported version or enum: llvm-readobj warns and
+    # skips the section; it never loads PT_GNU_SFRAME (the elf group is nothing to it)
+    effects={**_SFCHECK_ONLY, **_DUMPER_NOTHING,
+             **dict.fromkeys(("fde-fre-type", "fre-size-code"), SKIPS),
+             # a zero-size section: 'unexpected end of data at offset 0x0'
+             "defect-ld-discarded-sframe": SKIPS,
+             "layout-offsets-ignored": MISREADS},
+    group_effects={**_DUMPER_GROUPS, "header": SKIPS, "layout": SKIPS},
     consumer={
         "header-version-unsupported": Fact(
             "SFrameParser::create: 'invalid/unsupported version number (N)' unless V2; "
@@ -579,9 +720,13 @@ def reads_segment(p: Profile) -> bool:
     return p.name not in SECTION_TABLE_ONLY
 
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (
+# Each profile once, in the order `sfcheck profiles` lists them.
+LISTED: tuple[Profile, ...] = (
     STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE,
-    LIBSFRAME_240_PROFILE, LLVM_PROFILE)}
+    LIBSFRAME_240_PROFILE, LLVM_PROFILE)
+# Every name --profile takes: a profile's own name, then its aliases (`kernel`: the latest
+# kernel posting), each mapped to the one Profile object.
+PROFILES: dict[str, Profile] = {name: p for p in LISTED for name in (p.name, *p.aliases)}
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 
@@ -590,6 +735,32 @@ def get(name: str) -> Profile:
         return PROFILES[name]
     except KeyError:
         raise ValueError(f"unknown profile: {name} (one of {', '.join(PROFILE_NAMES)})") from None
+
+
+def explain(rule_id: str, group: str, severity: Severity) -> list[str]:
+    """Per profile, what it says about a rule (`sfcheck explain RULE`): the severity it
+    reports the rule at, what its reader does (sfcheck.effects), and why, with the source.
+    A consumer rule is left out of the profiles that do not run it."""
+    consumer_rule = any(rule_id in p.consumer for p in LISTED)
+    lines = []
+    for p in LISTED:
+        if p is STRICT or (consumer_rule and rule_id not in p.consumer):
+            continue
+        why = ""
+        sev: Severity | None = severity
+        if rule_id in p.consumer:
+            fact = p.consumer[rule_id]
+            sev, why = Severity.ERROR, f" {fact.text} [{fact.source}]"
+        elif rule_id in p.overrides:
+            o = p.overrides[rule_id]
+            sev, why = o.severity, f" {o.why} [{o.source}]"
+        if sev is None:
+            lines.append(f"--profile {p.name}: not reported.{why}")
+            continue
+        effect = p.effect(rule_id, group, sev)
+        said = "" if effect is None else ", " + EFFECT_TEXT[effect]
+        lines.append(f"--profile {p.name}: {sev}{said}.{why}")
+    return lines
 
 
 def describe(p: Profile) -> list[str]:
@@ -608,6 +779,15 @@ def describe(p: Profile) -> list[str]:
     for rid, o in p.overrides.items():
         sev = "not reported" if o.severity is None else str(o.severity)
         lines.append(f"    {rid} -> {sev}: {o.why} [{o.source}]")
+    if p.aliases:
+        lines.insert(1, f"  also named: {', '.join(p.aliases)}")
+    lines.append("  what the reader does with an error finding, by rule group (sfcheck explain "
+                 "RULE gives each rule):")
+    lines.append("    " + "; ".join(f"{g}: {EFFECT_TEXT[e]}" for g, e in p.group_effects.items())
+                 + "; a warning or info: nothing")
+    named = [f"{rid}: {EFFECT_TEXT[e]}" for rid, e in p.effects.items() if e is not None]
+    if named:
+        lines.append("    by rule: " + "; ".join(named))
     if p.notes:
         lines.append("  notes:")
         lines.extend(f"    {n.text} [{n.source}]" for n in p.notes)

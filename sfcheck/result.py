@@ -62,15 +62,17 @@ class Location(Record, frozen=True):
 
 
 class Finding(Record, frozen=True):
-    __slots__ = ("rule", "severity", "message", "location", "waived")
+    __slots__ = ("rule", "severity", "message", "location", "waived", "effect")
 
     def __init__(self, rule: str, severity: Severity, message: str, location: Location,
-                 waived: str | None = None) -> None:
+                 waived: str | None = None, effect: str | None = None) -> None:
         self.rule = rule
         self.severity = severity
         self.message = message
         self.location = location
         self.waived = waived  # the waiver's reason, if a waiver covers this finding
+        # Under a consumer profile, what its reader does (sfcheck.effects); None: strict.
+        self.effect = effect
 
     def text(self) -> str:
         where = self.location.describe()
@@ -96,7 +98,8 @@ class SectionSummary(Record):
 
 class FileResult(Record, fields=("path", "findings", "sections", "error", "package",
                                   "member")):
-    __slots__ = ("path", "findings", "sections", "error", "package", "member", "waivers_used")
+    __slots__ = ("path", "findings", "sections", "error", "package", "member", "waivers_used",
+                 "eh_frame_size")
 
     def __init__(self, path: str, findings: list[Finding] | None = None,
                  sections: list[SectionSummary] | None = None, error: str | None = None,
@@ -110,10 +113,20 @@ class FileResult(Record, fields=("path", "findings", "sections", "error", "packa
         # Indices of the waivers that covered a finding of this file, including findings
         # the per-file cap then left out (sfcheck.waivers: such a waiver is not unused).
         self.waivers_used: set[int] = set()
+        # sh_size of .eh_frame in a file with SFrame data (None: none, or not read), the
+        # figure distros weigh .sframe against (the .sframe sizes are in `sections`)
+        self.eh_frame_size: int | None = None
 
     def worst(self) -> Severity | None:
-        """The highest severity among findings not waived."""
-        return max((f.severity for f in self.findings if f.waived is None), default=None)
+        """The highest severity among findings that count: not waived, and not one the
+        profile's reader never looks at (effect "nothing", sfcheck.effects)."""
+        return max((f.severity for f in self.findings
+                    if f.waived is None and f.effect != "nothing"), default=None)
+
+
+def scan_text(f: Finding) -> str:
+    """A scan-level finding as a report line: `sfcheck: SEVERITY: [RULE] message`."""
+    return f"sfcheck: {f.severity}: [{f.rule}] {f.message}"
 
 
 class Skipped(Record):
@@ -127,14 +140,23 @@ class Skipped(Record):
         self.special = special  # devices, FIFOs, sockets
 
 
-class Result(Record):
-    """A whole scan: every checked file in input order, and what was passed over."""
+SCAN_PATH = ""  # Location.path of a finding about the scan as a whole (Result.findings)
 
-    __slots__ = ("files", "skipped", "unused_waivers")
+
+class Result(Record):
+    """A whole scan: every checked file in input order, what was passed over, findings
+    about the files together (e.g. SFrame versions mixed, located at SCAN_PATH), and the
+    consumer profile it ran under."""
+
+    __slots__ = ("files", "skipped", "unused_waivers", "findings", "profile")
 
     def __init__(self, files: list[FileResult] | None = None, skipped: Skipped | None = None,
-                 unused_waivers: list[dict[str, object]] | None = None) -> None:
+                 unused_waivers: list[dict[str, object]] | None = None,
+                 findings: list[Finding] | None = None, profile: str | None = None) -> None:
         self.files = [] if files is None else files
+        # The consumer profile the scan ran under (None: strict): findings carry its effects.
+        self.profile = profile
         self.skipped = Skipped() if skipped is None else skipped
+        self.findings = [] if findings is None else findings
         # Waivers that covered no finding, each as Waiver.as_dict() (sfcheck.waivers).
         self.unused_waivers = [] if unused_waivers is None else unused_waivers

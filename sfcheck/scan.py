@@ -28,6 +28,7 @@ from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify
 from .inputs.spill import SpillDir
 from .inputs.walk import walk
+from .profiles import PROFILES
 from .record import Record
 from .result import FileResult, Finding, Location, Result, Severity, Skipped
 from .rules import elf as elf_rules
@@ -368,7 +369,11 @@ def scan(paths: Iterable[str], config: ScanConfig | None = None) -> Result:
         runner.close(abort=not done)
         if main_thread:  # None: a handler set outside Python, which cannot be restored
             signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
-    return Result(files, skipped)
+    options = config.options
+    profile = PROFILES[options.profile].name
+    return Result(files, skipped, findings=elf_rules.check_scan(files, options.enabled,
+                                                                options.severity_for),
+                  profile=None if profile == "strict" else profile)
 
 
 def _nothing_to_check(paths: list[str]) -> FileResult:

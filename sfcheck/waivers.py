@@ -26,7 +26,7 @@ from fnmatch import translate
 
 from .errors import SfcheckError
 from .fileio import InputFileError, read_bounded
-from .result import FileResult, Finding
+from .result import SCAN_PATH, FileResult, Finding
 from .rules import RULES
 from .rules.registry import GROUPS
 from .wording import noun
@@ -181,10 +181,12 @@ def load_waivers(path: str) -> list[Waiver]:
     return parse_waivers(text, path)
 
 
-def apply_waivers(files: list[FileResult], waivers: list[Waiver]) -> list[Waiver]:
+def apply_waivers(files: list[FileResult], waivers: list[Waiver],
+                  scan: list[Finding] | None = None) -> list[Waiver]:
     """Mark covered findings waived (the first matching waiver's reason, in file order);
     return the waivers that covered nothing, counting what `waive_file` found before the
-    per-file cap (FileResult.waivers_used) as covered.
+    per-file cap (FileResult.waivers_used) as covered. `scan`: the findings about the files
+    together (Result.findings), at the empty path: a waiver with path "*" covers them.
 
     Linear in files x waivers: each waiver's path and package globs run once per file;
     a finding then meets only the waivers that matched its file with its rule (or group)
@@ -195,6 +197,8 @@ def apply_waivers(files: list[FileResult], waivers: list[Waiver]) -> list[Waiver
     used: set[int] = set()
     for res in files:
         used |= res.waivers_used | waive_file(res, res.findings, waivers)
+    if scan:
+        used |= waive_file(FileResult(SCAN_PATH), scan, waivers)
     return [w for w in waivers if w.index not in used]
 
 

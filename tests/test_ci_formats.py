@@ -86,6 +86,10 @@ def test_github_severities_and_show(capsys: pytest.CaptureFixture[str], tmp_path
     names = [c[0] for c in commands]
     assert set(names) == {"error", "warning", "notice"}  # info -> notice
     assert names == sorted(names, key=["error", "warning", "notice"].index)  # errors first
+    # bad.so is v2, lib v3: the mixed versions are said once, on no file
+    (mixed,) = [c for c in commands if "file" not in c[1]]
+    assert mixed[:2] == ("warning", {"title": "sfcheck [elf-mixed-versions]"})
+    commands = [c for c in commands if c is not mixed]
     assert {c[1]["file"] for c in commands} == {"bad.so", "lib,v3:%.so"}
     assert all(set(c[1]) == {"file", "title"} for c in commands)  # a binary has no line
     rules = [re.fullmatch(r"sfcheck \[([a-z0-9-]+)\]", c[1]["title"]) for c in commands]
@@ -145,7 +149,9 @@ def test_gitlab_validates_and_maps_severities(capsys: pytest.CaptureFixture[str]
     assert by_rule["elf-no-segment"]["severity"] == "critical"
     assert by_rule["defect-ld-plt-got-cfa"]["severity"] == "minor"
     assert by_rule["elf-segment-padded"]["severity"] == "info"
-    assert {i["location"]["path"] for i in issues} == {"bad.so", "lib.so"}
+    # the mixed versions (bad.so v2, lib.so v3) are about the tree, placed on "."
+    assert {i["location"]["path"] for i in issues} == {"bad.so", "lib.so", "."}
+    assert by_rule["elf-mixed-versions"]["location"]["path"] == "."
     assert len({i["fingerprint"] for i in issues}) == len(issues)
     _, again = run(capsys, "--format", "gitlab", "-I", "bad.so", "lib.so")
     assert [i["fingerprint"] for i in json.loads(again)] == [i["fingerprint"] for i in issues]

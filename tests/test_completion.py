@@ -120,9 +120,9 @@ def test_first_word_is_a_command_or_a_file(tmp_path: Path,
     (tmp_path / "pkg.deb").write_bytes(b"")
     got = complete("sfcheck ", monkeypatch, tmp_path)
     # commands first (in --help order), then check's files; no flood of check's options
-    assert got[:10] == ["-h", "--help", "--version", "dump", "check", "rules", "explain",
-                        "profiles", "unwind", "proc"]
-    assert sorted(got[10:]) == ["libx.so", "pkg.deb"] and set(got[:10]) == {
+    assert got[:11] == ["-h", "--help", "--version", "dump", "check", "rules", "explain",
+                        "profiles", "unwind", "proc", "survey"]
+    assert sorted(got[11:]) == ["libx.so", "pkg.deb"] and set(got[:11]) == {
         "-h", "--help", "--version", *SUBCOMMANDS}
     assert complete("sfcheck li", monkeypatch, tmp_path) == ["libx.so"]
     got = complete("sfcheck libx.so ", monkeypatch, tmp_path)  # as `check libx.so `

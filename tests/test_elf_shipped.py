@@ -18,7 +18,7 @@ import pytest
 from sfcheck.checker import Options, check_elf
 from sfcheck.elf.constants import PT_GNU_SFRAME
 from sfcheck.elf.loader import is_elf, load_elf
-from sfcheck.profiles import PROFILE_NAMES
+from sfcheck.profiles import LISTED
 from sfcheck.result import Severity
 
 from helpers import CORPUS, ROOT
@@ -52,7 +52,7 @@ def _rules(res) -> Counter:
 
 
 @pytest.mark.parametrize("path", LINKED, ids=IDS)
-@pytest.mark.parametrize("profile", PROFILE_NAMES)
+@pytest.mark.parametrize("profile", [p.name for p in LISTED])  # aliases once
 def test_debug_file_says_once_there_is_nothing_to_check(path: Path, profile: str,
                                                         tmp_path: Path) -> None:
     debug = tmp_path / "x.debug"

@@ -23,14 +23,19 @@ import pytest
 from sfcheck.cli import main
 from sfcheck.elf.loader import load_elf
 from sfcheck.proc import (
+    AT_EXEC,
+    BY_SYSCALL,
+    Mapping,
     ObjectReport,
     ProcScan,
     _overlaps,
+    _registrar,
     compare,
     examine,
     exit_status,
     parse_maps,
 )
+from sfcheck.procfs import exec_objects
 
 ROOT = Path(__file__).resolve().parent.parent
 SID = ROOT / ".toolchains" / "bin-sid"
@@ -103,6 +108,38 @@ def test_pie_with_sframe_registers(progs, capsys) -> None:
         doc = json.loads(capsys.readouterr().out)
     assert doc["pid"] == pid
     assert any(o["path"] == rep.path and o["registers"] for o in doc["objects"])
+
+
+def test_library_registers_only_through_stacktrace_setup(progs, tmp_path, capsys) -> None:
+    """binfmt_elf registers the executable and its interpreter; a dlopen'ed library only
+    when its loader calls the stacktrace_setup RFC's system call, which none does yet."""
+    lib = _lib_copy(progs, tmp_path)
+    with running(progs["sframe"], "dlopen", str(lib)) as pid:
+        scan = examine(pid)
+        assert main(["proc", str(pid)]) in (0, 1)
+        out = capsys.readouterr().out
+    exe, rep = _exe(scan.reports, progs["sframe"]), _rep(scan, lib)
+    assert exe.registration == AT_EXEC and exe.registers
+    assert rep.registration == BY_SYSCALL and rep.registers, rep
+    interp = [r for r in scan.reports if Path(r.path).name.startswith("ld-")]
+    assert interp and all(r.registration == AT_EXEC for r in interp)
+    libc = [r for r in scan.reports if Path(r.path).name.startswith("libc.so")]
+    assert libc and all(r.registration == BY_SYSCALL for r in libc)
+    assert f"{lib}: SFrame v3, bias {rep.bias:#x}: would register through stacktrace_setup " \
+        "(no loader calls it yet)\n" in out
+    assert "2 would register (1 at exec, 1 only through stacktrace_setup)" in out
+
+
+def test_registrar_and_exec_objects() -> None:
+    m = [Mapping(0x7000, 0x8000, "r-xp", 0, "/lib/ld.so")]
+    assert _registrar("/bin/x", m, "/bin/x", None) == AT_EXEC
+    assert _registrar("/lib/ld.so", m, "/bin/x", 0x7000) == AT_EXEC
+    assert _registrar("/lib/ld.so", m, "/bin/x", 0x6000) == BY_SYSCALL
+    assert _registrar("/lib/libc.so", m, None, None) == AT_EXEC  # unknown: as before
+    exe, base = exec_objects(os.getpid())  # this Python: dynamically linked
+    assert exe == os.path.realpath(sys.executable)
+    assert base is not None and any(
+        mp.start == base for mp in parse_maps(Path("/proc/self/maps").read_text()))
 
 
 def test_pie_without_sframe(progs, capsys) -> None:
@@ -367,6 +404,13 @@ def test_exit_status_counts_objects_that_failed() -> None:
     assert exit_status(ProcScan(1, [ok])) == 0
     assert exit_status(ProcScan(1, [ok, ObjectReport("/b", error="x")])) == 1
     assert exit_status(ProcScan(1, [ok], exited=True)) == 3
+    # a kernel-profile error counts unless the kernel never reads what it is about
+    unread = ObjectReport("/c", sframe=True, registers=True, findings=[
+        {"rule": "elf-abi-machine", "severity": "error", "message": "m", "effect": "nothing"}])
+    assert unread.errors == 0 and exit_status(ProcScan(1, [ok, unread])) == 0
+    read = ObjectReport("/d", sframe=True, registers=True, findings=[
+        {"rule": "fre-start-order", "severity": "error", "message": "m", "effect": "skips"}])
+    assert read.errors == 1 and exit_status(ProcScan(1, [ok, read])) == 1
 
 
 def test_overwritten_64_mib_section_stays_small(progs, tmp_path) -> None:
@@ -448,3 +492,21 @@ def test_files_mapped_as_data_are_counted_not_read(progs, tmp_path, capsys) -> N
     out = capsys.readouterr().out
     assert str(big) not in out
     assert out.rstrip().endswith(", 1 file mapped as data only, not counted"), out
+
+
+def test_library_refusal_goes_through_the_syscall_model(monkeypatch) -> None:
+    """A library's registration is stacktrace_setup's: its ranges are checked first, then
+    sframe_add_section's header read refuses what binfmt's would (a v2 section here)."""
+    from sfcheck.proc import _profile
+
+    v2 = load_elf(ROOT / "corpus" / "v2" / "libcorpus.so").sections[0].data
+    rep = ObjectReport("/lib/x.so", sframe=True, registration=BY_SYSCALL,
+                       sframe_range=(0x1000, 0x1000 + len(v2)), texts=[(0x4000, 0x5000)])
+    _profile(rep, bytearray(v2), 0x1000, "kernel")
+    assert any("refuses to register the section (-EINVAL): bad/unsupported sframe header: "
+               "version 2" in p for p in rep.problems), rep.problems
+    zero = ObjectReport("/lib/y.so", sframe=True, registration=BY_SYSCALL,
+                        sframe_range=(0x1000, 0x1000 + len(v2)), texts=[(0, 0x1000)])
+    _profile(zero, bytearray(v2), 0x1000, "kernel")
+    assert any("zero-length sframe/text address" in p for p in zero.problems), zero.problems
+    assert not any("version 2" in p for p in zero.problems)  # -EINVAL before the header

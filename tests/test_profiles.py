@@ -12,15 +12,17 @@ from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.cli import main
+from sfcheck.effects import EFFECTS
 from sfcheck.elf.loader import load_elf
 from sfcheck.elf.model import LoadSegment
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.model import Section
-from sfcheck.profiles import PROFILE_NAMES, PROFILES, flag_names
+from sfcheck.profiles import LISTED, PROFILES, flag_names
 from sfcheck.result import Finding, Severity
 from sfcheck.rules import RULES
 from sfcheck.rules import consumer as K
+from sfcheck.rules.registry import GROUPS
 from sfcheck.walk.context import MAX_PER_RULE, SectionContext
 from sfcheck.walk.section import check_section
 
@@ -270,7 +272,11 @@ def test_suppressed_findings_are_not_counted() -> None:
 
 def test_profiles_are_documented() -> None:
     for name, p in PROFILES.items():
-        assert p.name == name and p.title
+        assert (p.name == name or name in p.aliases) and p.title
+        for rid, effect in p.effects.items():
+            assert rid in RULES, f"{name}: effect of unknown rule {rid}"
+            assert effect is None or effect in EFFECTS
+        assert set(p.group_effects) <= set(GROUPS) and set(p.group_effects.values()) <= set(EFFECTS)
         for rid in p.consumer:
             assert rid in CONSUMER_IDS, rid
         for rid, o in p.overrides.items():
@@ -354,22 +360,33 @@ def test_cli_profiles_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
     # the compact table: a header, then one row per profile (a long last column wraps
     # onto indented lines)
     table = [line for line in out[:out.index("\n\n")].splitlines() if not line.startswith(" ")]
-    assert [line.split()[0] for line in table[1:]] == list(PROFILE_NAMES)
-    assert table[1 + PROFILE_NAMES.index("kernel")].split()[1:3] == [
+    assert [line.split()[0] for line in table[1:]] == [p.name for p in LISTED]
+    assert table[1 + [p.name for p in LISTED].index("kernel-v13")].split()[1:3] == [
         "v3", "FDE_SORTED|FDE_FUNC_START_PCREL"]
-    assert "dylanbhatch/linux:kernel/unwind/sframe.c@3231d5c5" in out
+    assert "20260127150554.2760964-1-jremus@linux.ibm.com" in out  # v13's cover letter
+    assert "`kernel` is kernel-v13" in out
     assert "bminor/glibc:sysdeps/generic/sframe-read.c@86fbb4cb" in out
-    assert main(["profiles", "kernel"]) == 0
+    assert main(["profiles", "kernel"]) == 0  # the alias names the latest posting
     one = capsys.readouterr().out
+    assert one.startswith("kernel-v13: ") and "also named: kernel" in one
     assert "required flags (v3): FDE_SORTED|FDE_FUNC_START_PCREL" in one and "llvm" not in one
+    assert "[PATCH v13] unwind_deferred: Implement sframe handling" in one
+    assert "unwind: Add stacktrace_setup system call" in one and "2026-04-29" in one
     assert main(["profiles", "musl"]) == 2
     capsys.readouterr()
     assert main(["explain", K.FLAGS_REQUIRED.id]) == 0
     exp = capsys.readouterr().out
-    assert "--profile kernel: error." in exp and "--profile glibc-2.42: error." in exp
-    assert "--profile llvm-22" not in exp
+    assert "--profile kernel-v13: error, refuses the section." in exp
+    assert "--profile glibc-2.42: error, skips the section." in exp
+    assert "--profile llvm-22" not in exp  # a consumer rule llvm-22 does not run
     assert main(["explain", "defect-fre-start-at-size"]) == 0
-    assert "--profile kernel: info." in capsys.readouterr().out
+    exp = capsys.readouterr().out
+    assert "--profile kernel-v13: info, nothing (shown, not counted)." in exp
+    assert "--profile llvm-22: warning, nothing" in exp  # no override: the rule's own severity
+    assert main(["explain", "semantic-cfa-mismatch"]) == 0
+    exp = capsys.readouterr().out
+    assert "--profile kernel-v13: error, misreads it." in exp
+    assert "--profile llvm-22: error, nothing (shown, not counted)." in exp
 
 
 # Properties.
@@ -387,8 +404,8 @@ def _ids(data: bytes, profile: str) -> dict[str, set[Severity]]:
 def _differs_only_by_profile(data: bytes) -> None:
     strict = _ids(data, "strict")
     assert not set(strict) & CONSUMER_IDS
-    for name in PROFILE_NAMES[1:]:
-        p = PROFILES[name]
+    for p in LISTED[1:]:
+        name = p.name
         under = _ids(data, name)
         assert set(under) - set(strict) <= set(p.consumer), name
         dropped = {r for r, o in p.overrides.items() if o.severity is None}
@@ -420,8 +437,8 @@ def test_valid_sections_every_profile(s: Section) -> None:
     data = encode(s)
     _differs_only_by_profile(data)
     # a version the reader does not take is reported, and nothing else from the consumer rules
-    for name in PROFILE_NAMES[1:]:
-        p = PROFILES[name]
+    for p in LISTED[1:]:
+        name = p.name
         ids = _ids(data, name)
         if s.header.version not in p.versions:
             assert set(ids) & CONSUMER_IDS == {K.VERSION.id}

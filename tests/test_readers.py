@@ -252,3 +252,31 @@ def test_fre_order_never_checked_by_the_rfc_reader() -> None:
     assert found and found[0].cause == "fre-order"
     # The V3 series checks the order: -EFAULT, where the reference also refuses the FDE.
     assert not [d for d in compare.run_rfc2023(v1(), VMA) if d.cause == "fre-order"]
+
+
+def test_stacktrace_setup_hands_its_ranges_to_sframe_add_section() -> None:
+    from sfcheck.readers.v3series import (
+        STACKTRACE_REGISTER_SFRAME as REG,
+    )
+    from sfcheck.readers.v3series import (
+        STACKTRACE_UNREGISTER_SFRAME as UNREG,
+    )
+    from sfcheck.readers.v3series import (
+        stacktrace_setup,
+    )
+
+    assert stacktrace_setup(REG, 0x1000, 0x200, 0x4000, 0x100) == (
+        (0x1000, 0x1200), (0x4000, 0x4100))
+    for op in (UNREG, 0, 3):  # only registration registers; others say why
+        out = stacktrace_setup(op, 0x1000, 0x200, 0x4000, 0x100)
+        assert isinstance(out, Outcome) and out.kind == REFUSED
+    assert "neither register nor unregister" in stacktrace_setup(3, 1, 1, 1, 1).detail
+    # a zero start, or an end that wraps to exactly 0: -EINVAL before any read
+    for args in ((0, 0x200, 0x4000, 0x100), (0x1000, 0x200, 0, 0x100),
+                 (0x1000, (1 << 64) - 0x1000, 0x4000, 0x100),
+                 (0x1000, 0x200, 0x4000, (1 << 64) - 0x4000)):
+        out = stacktrace_setup(REG, *args)
+        assert isinstance(out, Outcome) and "zero-length" in out.detail, args
+    # an end that wraps below the start passes this check (the header check refuses it)
+    assert stacktrace_setup(REG, 0x1000, (1 << 64) - 0x800, 0x4000, 0x100) == (
+        (0x1000, 0x800), (0x4000, 0x4100))

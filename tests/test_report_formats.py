@@ -113,11 +113,17 @@ def test_sarif_validates_against_sarif_210_schema(tree: Path) -> None:
     assert [r["id"] for r in rules] == list(RULES)
     assert all(r["help"]["text"] and r["fullDescription"]["text"] for r in rules)
     _, jtext = run(tree, "json")
-    findings = [f for file in json.loads(jtext)["files"] for f in file["findings"]
+    jdoc = json.loads(jtext)
+    findings = [f for file in jdoc["files"] for f in file["findings"]
                 if f["rule"] != "elf-no-sframe"]  # a scan counts files without SFrame
+    # then the findings about the files together (the tree mixes v1 and v3): no location
+    findings += jdoc["findings"]
+    assert [f["rule"] for f in jdoc["findings"]] == ["elf-mixed-versions"]
     results = sarif_run["results"]
     assert len(results) == len(findings)  # one result per finding, same order
     assert [r["ruleId"] for r in results] == [f["rule"] for f in findings]
+    assert results[-1]["properties"] == {"scope": "scan"}  # placed on the first file
+    assert results[-1]["locations"][0]["message"]["text"].startswith("the scan as a whole")
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         (loc,) = r["locations"]
@@ -145,8 +151,11 @@ def test_junit_parses_one_case_per_file_and_group(tree: Path) -> None:
     suites = list(xml)
     doc = json.loads(run(tree, "json")[1])
     groups = [g for g in GROUPS if any(r.group == g for r in RULES.values())]
-    assert [s.name for s in suites] == [f["path"] for f in doc["files"]]
-    for suite, file in zip(suites, doc["files"], strict=True):
+    # then the suite of the findings about the files together (the tree mixes v1 and v3)
+    assert [s.name for s in suites] == [f["path"] for f in doc["files"]] + ["scan"]
+    (scan_case,) = suites[-1]
+    assert scan_case.name == "elf-mixed-versions" and not scan_case.result  # a warning
+    for suite, file in zip(suites, doc["files"], strict=False):
         cases = list(suite)
         if file["error"]:
             assert [c.name for c in cases] == ["read"]

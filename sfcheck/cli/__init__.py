@@ -22,7 +22,7 @@ from .args import Formatter
 # 70 (EX_SOFTWARE): sfcheck itself failed; a gate tells it from "package bad" (1).
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
 
-SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc")
+SUBCOMMANDS = ("check", "dump", "rules", "explain", "unwind", "profiles", "proc", "survey")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                 help="the command (`sfcheck FILE...` means `check`)")
     builders = {"dump": _add_dump, "check": _add_check, "rules": _add_rules,
                 "explain": _add_explain, "profiles": _add_profiles, "unwind": _add_unwind,
-                "proc": _add_proc}
+                "proc": _add_proc, "survey": _add_survey}
     for name in builders if command is None else (command,):  # --help lists them in this order
         builders[name](sub)
     return parser
@@ -50,6 +50,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _add_check(sub: argparse._SubParsersAction) -> None:
     from .check import add_parser
+
+    add_parser(sub)
+
+
+def _add_survey(sub: argparse._SubParsersAction) -> None:
+    from .survey import add_parser
 
     add_parser(sub)
 

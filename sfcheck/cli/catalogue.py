@@ -89,20 +89,15 @@ def run_explain(args: argparse.Namespace) -> int:
 
 
 def _explain_profiles(rule_id: str) -> None:
-    """What each consumer profile says about a rule, with its source."""
+    """What each consumer profile says about a rule: severity, what its reader does, and
+    why, with the source."""
     import textwrap
 
-    from ..profiles import PROFILES
+    from ..profiles import explain
+    from ..rules import RULES
 
-    lines = []
-    for p in PROFILES.values():
-        if rule_id in p.consumer:
-            fact = p.consumer[rule_id]
-            lines.append(f"--profile {p.name}: error. {fact.text} [{fact.source}]")
-        elif rule_id in p.overrides:
-            o = p.overrides[rule_id]
-            sev = "not reported" if o.severity is None else str(o.severity)
-            lines.append(f"--profile {p.name}: {sev}. {o.why} [{o.source}]")
+    r = RULES[rule_id]
+    lines = explain(rule_id, r.group, r.severity)
     if lines:
         print("\nUnder consumer profiles (see `sfcheck profiles`):")
         for line in lines:
@@ -141,10 +136,10 @@ def profile_table(width: int = TABLE_WIDTH) -> list[str]:
     rejects (wrapped in its column), then each profile's sources, all within `width`."""
     import textwrap
 
-    from ..profiles import PROFILES, flag_names
+    from ..profiles import LISTED, flag_names
 
     rows = [("PROFILE", "VERSIONS", "REQUIRED FLAGS", "ALSO REJECTS")]
-    for p in PROFILES.values():
+    for p in LISTED:
         flags = sorted({flag_names(f) for f in p.required_flags.values()}) or ["none"]
         rejects = [what for on, what in (
             (p.rejects_auxhdr, "auxhdr"), (p.rejects_empty, "num_fdes/num_fres 0"),
@@ -165,9 +160,11 @@ def profile_table(width: int = TABLE_WIDTH) -> list[str]:
         lines.append((head + rest[0].replace("\0", " ")).rstrip())
         lines.extend(" " * indent + more.replace("\0", " ") for more in rest[1:])
     lines += ["", "Sources:"]
-    for p in PROFILES.values():
+    for p in LISTED:
         for source in p.sources[:1]:
             lines += textwrap.wrap(f"{p.name}: {source}", width, initial_indent="  ",
                                    subsequent_indent="    ", break_long_words=False,
                                    break_on_hyphens=False)
-    return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source."]
+    aliases = [f"`{a}` is {p.name}" for p in LISTED for a in p.aliases]
+    return [*lines, "", "`sfcheck profiles NAME` prints every fact and override with its source"
+            + (f"; {', '.join(aliases)}." if aliases else ".")]

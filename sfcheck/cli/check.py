@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
                         progress=progress_stream(args.quiet), waivers=waivers)
     result = scan(paths, config)
     if waivers:
-        result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers)]
+        result.unused_waivers = [w.as_dict() for w in apply_waivers(result.files, waivers,
+                                                                    result.findings)]
     threshold = None if args.fail_on == "none" else Severity.parse(args.fail_on)
     status = EXIT_OK
     for res in result.files:
@@ -140,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
                          else EXIT_USAGE)
         elif threshold is not None and (res.worst() or -1) >= threshold:
             status = max(status, EXIT_FINDINGS)
+    if threshold is not None and any(f.severity >= threshold and f.waived is None
+                                     for f in result.findings):
+        status = max(status, EXIT_FINDINGS)  # a finding about the scan as a whole
     from .output import write_report
     args.status_so_far = status  # main() returns it if stdout closes while writing
     return write_report(args, result, status)

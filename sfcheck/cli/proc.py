@@ -13,7 +13,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "proc", help="predict kernel SFrame registration for a live process (Linux)",
         description="For every ELF object mapped into process PID, predict what the Linux "
-                    "V3-series unwinder would do: registration (PT_GNU_SFRAME in a PT_LOAD, "
+                    "V3-series unwinder would do: registration (by binfmt_elf at exec for the "
+                    "executable and its interpreter, through the stacktrace_setup system call "
+                    "RFC for any other object; PT_GNU_SFRAME in a PT_LOAD, "
                     "the sframe range in one readable mapping, each PF_X segment in exactly "
                     "one executable mapping, no registered text ranges overlapping or "
                     "touching) and the `kernel` profile on the section bytes as mapped, "

@@ -39,6 +39,7 @@ from sfcheck.elf.constants import (
     SHT_NOTE,
     SHT_SYMTAB,
 )
+from sfcheck.elf.groups import read_facts
 from sfcheck.elf.headers import PARSE_ERRORS, ElfFile, Shdr
 from sfcheck.elf.model import (
     Buffer,
@@ -306,6 +307,9 @@ class _Loader(ElfFile):
             debug_only=debug_only,
             sframe_sections_total=len(found),
             segment_tails=tuple(tails),
+            # only for files with SFrame data: the rules that use them are about it
+            facts=read_facts(self, shdrs, names, [s.index for s in sections if s.index > 0],
+                             is_rel, linked) if sections else None,
         )
 
     def _segment_sections(

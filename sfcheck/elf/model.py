@@ -142,12 +142,47 @@ class CfiView(Record, frozen=True):
         self.error = error  # why .eh_frame could not be prepared
 
 
+class SFrameReloc(Record, frozen=True):
+    """One relocation against an SFrame section in an object."""
+
+    __slots__ = ("section", "offset", "type", "target")
+
+    def __init__(self, section: int, offset: int, type: int,  # noqa: A002
+                 target: int) -> None:
+        self.section = section  # index of the SFrame section relocated
+        self.offset = offset  # r_offset
+        self.type = type  # r_type
+        self.target = target  # section index the symbol is defined in (0: none or special)
+
+
+class ElfFacts(Record, frozen=True):
+    """What :func:`read_facts` found; every field is empty when its table is absent."""
+
+    __slots__ = ("eh_frame_size", "comdat", "relocs", "soname", "needed", "verdefs")
+
+    def __init__(self, eh_frame_size: int | None = None,
+                 comdat: tuple[tuple[int, str], ...] = (),
+                 relocs: tuple[SFrameReloc, ...] = (), soname: str | None = None,
+                 needed: int = 0, verdefs: tuple[str, ...] = ()) -> None:
+        # sh_size of .eh_frame (None: no such section, or only SHT_NOBITS)
+        self.eh_frame_size = eh_frame_size
+        # (member section index, group signature) for members of GRP_COMDAT groups
+        self.comdat = comdat
+        self.relocs = relocs  # relocations against SFrame sections (objects only)
+        self.soname = soname  # DT_SONAME
+        self.needed = needed  # DT_NEEDED entries
+        self.verdefs = verdefs  # names of the version definitions (SHT_GNU_verdef)
+
+    def group_of(self, index: int) -> str | None:
+        return dict(self.comdat).get(index)
+
+
 class ElfSFrameInfo(Record, frozen=True):
     """Everything the SFrame checker needs to know about one ELF file."""
 
     __slots__ = ("path", "e_type", "e_machine", "machine", "little_endian", "elfclass",
                  "sections", "sframe_segments", "load_segments", "text_ranges", "cfi",
-                 "symbols", "debug_only", "sframe_sections_total", "segment_tails")
+                 "symbols", "debug_only", "sframe_sections_total", "segment_tails", "facts")
 
     def __init__(self, path: str, e_type: str, e_machine: str, machine: int,
                  little_endian: bool, elfclass: int, sections: tuple[SFrameSection, ...],
@@ -155,7 +190,8 @@ class ElfSFrameInfo(Record, frozen=True):
                  load_segments: tuple[LoadSegment, ...], text_ranges: tuple[TextRange, ...],
                  cfi: CfiView | None = None, symbols: Sequence[FuncSymbol] = (),
                  debug_only: bool = False, sframe_sections_total: int = 0,
-                 segment_tails: tuple[tuple[int, bytes], ...] = ()) -> None:
+                 segment_tails: tuple[tuple[int, bytes], ...] = (),
+                 facts: ElfFacts | None = None) -> None:
         self.path = path
         self.e_type = e_type
         self.e_machine = e_machine
@@ -177,3 +213,5 @@ class ElfSFrameInfo(Record, frozen=True):
         self.sframe_sections_total = sframe_sections_total
         # Bytes of each PT_GNU_SFRAME past its .sframe section's sh_size: (segment index, bytes)
         self.segment_tails = segment_tails
+        # COMDAT groups, .rela.sframe types, soname, .eh_frame size (sfcheck.elf.groups)
+        self.facts = ElfFacts() if facts is None else facts

@@ -13,6 +13,11 @@ point is to predict it:
 * PCMASK computes `ip_off %= rep_size` with no zero check, and full validation never
   looks at rep_size: rep_size 0 passes it and divides by zero at the first lookup.
 -EFAULT from a lookup removes the section from the process (sframe_find_user).
+
+Registration: binfmt_elf at exec for the executable and its interpreter, or the
+stacktrace_setup system call of Steven Rostedt's RFC ("[RFC][PATCH] unwind: Add
+stacktrace_setup system call", 2026-04-29, on top of Jens Remus's v13; SYSCALL_DEFINE5 in
+the same file at 3231d5c5), which hands user-space ranges to the same sframe_add_section.
 """
 
 from __future__ import annotations
@@ -50,6 +55,31 @@ class _Fault(Exception):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(detail)
         self.kind, self.detail = kind, detail
+
+
+# stacktrace_setup's operations (include/uapi/linux/stacktrace.h of the RFC).
+STACKTRACE_REGISTER_SFRAME, STACKTRACE_UNREGISTER_SFRAME = 1, 2
+_ULONG = (1 << 64) - 1
+
+
+def stacktrace_setup(op: int, addr_start: int, addr_length: int, text_start: int,
+                     text_length: int) -> tuple[tuple[int, int], tuple[int, int]] | Outcome:
+    """The [sframe_start, sframe_end) and [text_start, text_end) a registration through
+    stacktrace_setup hands to sframe_add_section, or the -EINVAL it returns first: an op
+    other than register (unregister registers nothing), or a start or end of 0. Each end
+    is start + length in an unsigned long: a length that wraps the end to 0 is refused
+    here, one that wraps it below the start passes these checks (the header check then
+    refuses it, header_end >= sframe_end)."""
+    if op != STACKTRACE_REGISTER_SFRAME:
+        what = "removes a registration" if op == STACKTRACE_UNREGISTER_SFRAME else \
+            f"op {op} is neither register nor unregister (-EINVAL)"
+        return Outcome(REFUSED, f"stacktrace_setup {what}: nothing registered")
+    sframe = (addr_start & _ULONG, (addr_start + addr_length) & _ULONG)
+    text = (text_start & _ULONG, (text_start + text_length) & _ULONG)
+    if not all((*sframe, *text)):
+        return Outcome(REFUSED, f"{READER} refuses to register the section (-EINVAL): "
+                       "zero-length sframe/text address (a start or start + length is 0)")
+    return sframe, text
 
 
 def register(data: bytes, vma: int, text: tuple[int, int], validate: bool = False,

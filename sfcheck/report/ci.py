@@ -27,6 +27,17 @@ def listed(result: Result, opts: ReportOptions) -> list[tuple[FileResult, Findin
                                              or f.severity > Severity.INFO)]
 
 
+def scan_listed(result: Result, opts: ReportOptions) -> list[Finding]:
+    """The findings about the scan as a whole at or above --show (Result.findings), waived
+    ones included (as `listed`: SARIF shows them suppressed, annotations leave them out)."""
+    return [f for f in result.findings if f.severity >= opts.show]
+
+
+def scan_fingerprint(f: Finding) -> str:
+    """A scan-level finding's fingerprint: its rule (one per rule and scan)."""
+    return hashlib.sha256(f"{f.rule}\0<scan>".encode()).hexdigest()
+
+
 def repo_path(path: str) -> str:
     """`path` as a CI service names a repository file: relative to the working directory
     (the checkout) when inside it, `/` separated, without a leading `./`."""

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from ..result import Result, Severity
+from ..effects import ci_severity, note
+from ..result import FileResult, Finding, Result, Severity
 from . import ReportOptions
-from .ci import artifact, listed, repo_path
+from .ci import artifact, listed, repo_path, scan_listed
 from .escape import escape
 
 SHOWN_PER_STEP = 10  # annotations of one kind GitHub shows for a step
@@ -47,18 +48,25 @@ def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
         if res.error:
             print(command("error", res.error, file=repo_path(res.path),
                           title="sfcheck: input not checked"), file=out)
-    items = [(res, f) for res, f in listed(result, opts) if f.waived is None]
+    items: list[tuple[FileResult | None, Finding]] = [
+        (res, f) for res, f in listed(result, opts) if f.waived is None]
+    # findings about the files together (res None) annotate no file
+    items += [(None, f) for f in scan_listed(result, opts) if f.waived is None]
     items.sort(key=lambda item: -item[1].severity)  # stable: input order within a severity
     for res, f in items:
+        title = f"sfcheck [{f.rule}]"
+        if res is None:
+            print(command(_COMMAND[f.severity], f.message, title=title), file=out)
+            continue
         path, member = artifact(res)
         where = f.location.describe()
-        text = f"{where}: {f.message}" if where else f.message
+        text = (f"{where}: {f.message}" if where else f.message) + note(f, result.profile)
         title = f"sfcheck [{f.rule}]"
         if member is not None:
             title += f" in {member}"
             text = f"{member}: {text}"
-        print(command(_COMMAND[f.severity], text, file=path, title=title), file=out)
-    counts = Counter(f.severity for _res, f in items)
+        print(command(_COMMAND[ci_severity(f)], text, file=path, title=title), file=out)
+    counts = Counter(ci_severity(f) for _res, f in items)
     if max(counts.values(), default=0) > SHOWN_PER_STEP:
         print(f"sfcheck: {counts[Severity.ERROR]} error, {counts[Severity.WARNING]} warning "
               f"and {counts[Severity.INFO]} notice annotations; GitHub shows the first "

@@ -18,9 +18,10 @@ import hashlib
 import json
 from typing import Any, TextIO
 
+from ..effects import ci_severity, note
 from ..result import Result, Severity
 from . import ReportOptions
-from .ci import Fingerprints, artifact, listed, repo_path
+from .ci import Fingerprints, artifact, listed, repo_path, scan_fingerprint, scan_listed
 
 SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "minor", Severity.INFO: "info"}
 INPUT_ERROR = "input-not-checked"  # check_name of an unreadable or refused input
@@ -46,10 +47,15 @@ def to_list(result: Result, opts: ReportOptions) -> list[dict[str, Any]]:
             continue
         path, member = artifact(res)
         where = f.location.describe()
-        text = f"{where}: {f.message}" if where else f.message
+        text = (f"{where}: {f.message}" if where else f.message) + note(f, result.profile)
         if member is not None:
             text = f"{member}: {text}"
-        issues.append(_issue(text, f.rule, prints.of(res, f), SEVERITY[f.severity], path))
+        issues.append(_issue(text, f.rule, prints.of(res, f), SEVERITY[ci_severity(f)], path))
+    for f in scan_listed(result, opts):  # about the files together: placed on the tree
+        if f.waived is not None:
+            continue
+        issues.append(_issue(f.message, f.rule, scan_fingerprint(f), SEVERITY[f.severity],
+                             "."))
     return issues
 
 

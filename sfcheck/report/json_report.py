@@ -8,12 +8,17 @@ from importlib import resources
 from typing import Any, TextIO
 
 from .. import __version__
+from ..effects import judged, verdict, verdicts
 from ..result import FileResult, Finding, Result
 from ..rules import RULES
 from . import ReportOptions
 from .summary import summarize
 
-SCHEMA_VERSION = "1.1"  # 1.1: summary.archive_members and summary.archives
+# 1.1: summary.archive_members and summary.archives; 1.2: under --profile, profile,
+# each finding's effect, each file's verdict and summary.verdicts (sfcheck.effects);
+# findings (about the scan as a whole), files[].eh_frame_size,
+# summary.sframe_bytes/eh_frame_bytes/sframe_to_eh_frame
+SCHEMA_VERSION = "1.2"
 SCHEMA_FILE = "sfcheck-result.schema.json"
 
 
@@ -25,25 +30,33 @@ def schema() -> dict[str, Any]:
 def _finding(f: Finding) -> dict[str, Any]:
     loc = {k: v for k, v in asdict(f.location).items() if k != "path" and v is not None}
     rule = RULES.get(f.rule)
-    return {"rule": f.rule, "group": rule.group if rule else None,
-            "severity": str(f.severity), "message": f.message, "location": loc,
-            "waived": f.waived is not None, "waiver_reason": f.waived}
+    out = {"rule": f.rule, "group": rule.group if rule else None,
+           "severity": str(f.severity), "message": f.message, "location": loc,
+           "waived": f.waived is not None, "waiver_reason": f.waived}
+    if f.effect is not None:
+        out["effect"] = f.effect
+    return out
 
 
-def _file(res: FileResult) -> dict[str, Any]:
-    return {"path": res.path, "package": res.package, "member": res.member, "error": res.error,
-            "sections": [asdict(s) for s in res.sections],
-            "findings": [_finding(f) for f in res.findings]}
+def _file(res: FileResult, profile: str | None = None) -> dict[str, Any]:
+    out = {"path": res.path, "package": res.package, "member": res.member, "error": res.error,
+           "sections": [asdict(s) for s in res.sections], "eh_frame_size": res.eh_frame_size,
+           "findings": [_finding(f) for f in res.findings]}
+    if profile is not None and judged(res):
+        what, n = verdict(res)
+        out["verdict"] = {"verdict": what, "findings": n}
+    return out
 
 
 def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dict[str, Any]:
     s = summarize(result)
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "sfcheck", "version": __version__},
         "fail_on": fail_on,
         "exit_status": exit_status,
-        "files": [_file(r) for r in result.files],
+        "files": [_file(r, result.profile) for r in result.files],
+        "findings": [_finding(f) for f in result.findings],
         "skipped": asdict(result.skipped),
         "unused_waivers": result.unused_waivers,
         "summary": {
@@ -52,9 +65,15 @@ def to_dict(result: Result, fail_on: str = "error", exit_status: int = 0) -> dic
             "debug_only": s.debug_only,
             "without_sframe": s.without_sframe, "unreadable": s.unreadable,
             "versions": {str(v): n for v, n in s.versions.items()},
+            "sframe_bytes": s.sframe_bytes, "eh_frame_bytes": s.eh_frame_bytes,
+            "sframe_to_eh_frame": s.sframe_ratio(),
             "findings": s.severities, "waived": s.waived,
             "rules": [asdict(r) for r in s.rules]},
     }
+    if result.profile is not None:  # strict output stays as it was
+        out["profile"] = result.profile
+        out["summary"]["verdicts"] = verdicts(result)
+    return out
 
 
 def render(result: Result, out: TextIO, opts: ReportOptions) -> None:

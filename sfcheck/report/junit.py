@@ -11,7 +11,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ..result import FileResult, Result, Severity
+from ..effects import counted
+from ..result import FileResult, Result, Severity, scan_text
 from ..rules import RULES
 from ..rules.registry import GROUPS
 from . import ReportOptions
@@ -42,7 +43,7 @@ def _suite(res: FileResult, threshold: Severity | None) -> ET.Element:
             case = ET.SubElement(suite, "testcase", classname=_x(res.path), name=group)
             found = [f for f in res.findings
                      if (RULES[f.rule].group if f.rule in RULES else "elf") == group]
-            failing = [f for f in found if f.waived is None and threshold is not None
+            failing = [f for f in found if counted(f) and threshold is not None
                        and f.severity >= threshold]
             other = [f for f in found if f not in failing]
             if failing:
@@ -62,12 +63,41 @@ def _suite(res: FileResult, threshold: Severity | None) -> ET.Element:
     return suite
 
 
+def _scan_suite(result: Result, threshold: Severity | None) -> ET.Element:
+    """Findings about the files together: suite `scan`, one case per rule."""
+    suite = ET.Element("testsuite", name="scan")
+    rules = sorted({f.rule for f in result.findings})
+    failures = 0
+    for rid in rules:
+        case = ET.SubElement(suite, "testcase", classname="scan", name=rid)
+        found = [f for f in result.findings if f.rule == rid]
+        failing = [f for f in found if f.waived is None and threshold is not None
+                   and f.severity >= threshold]
+        if failing:
+            failures += 1
+            ET.SubElement(case, "failure", message=_x(f"[{rid}] {failing[0].message}"),
+                          type=rid).text = _lines([scan_text(f) for f in failing])
+        else:
+            ET.SubElement(case, "system-out").text = _lines([
+                scan_text(f) + (f" (waived: {f.waived})" if f.waived is not None else "")
+                for f in found])
+    for key, n in (("tests", len(rules)), ("failures", failures), ("errors", 0),
+                   ("skipped", 0)):
+        suite.set(key, str(n))
+    return suite
+
+
 def to_element(result: Result, fail_on: str = "error") -> ET.Element:
     threshold = None if fail_on == "none" else Severity.parse(fail_on)
     root = ET.Element("testsuites", name="sfcheck")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for res in result.files:
         suite = _suite(res, threshold)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    if result.findings:
+        suite = _scan_suite(result, threshold)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))

@@ -30,10 +30,11 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from .. import __version__
+from ..effects import ci_severity, note
 from ..result import FileResult, Finding, Result, Severity
 from ..rules import RULES
 from . import ReportOptions
-from .ci import Fingerprints, listed
+from .ci import Fingerprints, listed, scan_fingerprint, scan_listed
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -118,7 +119,8 @@ def _rule(rule_id: str) -> dict[str, Any]:
 
 
 def _result(f: Finding, res: FileResult, artifacts: _Artifacts,
-            rule_index: dict[str, int], fingerprint: str) -> dict[str, Any]:
+            rule_index: dict[str, int], fingerprint: str,
+            profile: str | None = None) -> dict[str, Any]:
     loc = f.location
     member = res.member if res.package is not None else None
     physical: dict[str, Any] = {"artifactLocation": artifacts.primary(res)}
@@ -141,9 +143,10 @@ def _result(f: Finding, res: FileResult, artifacts: _Artifacts,
         location["logicalLocations"] = logical
     props: dict[str, Any] = {k: v for k, v in (
         ("archiveMember", member), ("section", loc.section), ("sectionOffset", loc.offset),
-        ("fde", loc.fde), ("fre", loc.fre), ("frePc", loc.fre_pc)) if v is not None}
-    text = f"{where}: {f.message}" if where else f.message
-    out: dict[str, Any] = {"ruleId": f.rule, "level": _LEVEL[f.severity],
+        ("fde", loc.fde), ("fre", loc.fre), ("frePc", loc.fre_pc), ("profile", profile),
+        ("effect", f.effect)) if v is not None}
+    text = (f"{where}: {f.message}" if where else f.message) + note(f, profile)
+    out: dict[str, Any] = {"ruleId": f.rule, "level": _LEVEL[ci_severity(f)],
                            "message": {"text": f"{member}: {text}" if member else text},
                            "locations": [location],
                            "partialFingerprints": {"primaryLocationLineHash": fingerprint,
@@ -183,7 +186,27 @@ def to_dict(result: Result, exit_status: int = 0,
             f"takes at most {MAX_RESULTS} per run (raise --show or waive known defects)")}})
         chosen = [chosen[i] for i in sorted(keep)]
     prints = Fingerprints()
-    results = [_result(f, res, artifacts, rule_index, prints.of(res, f)) for res, f in chosen]
+    results = [_result(f, res, artifacts, rule_index, prints.of(res, f), result.profile)
+               for res, f in chosen]
+    # About the files together. SARIF allows a result without a location, but code
+    # scanning refuses the upload ("expected at least one location", github/codeql-action
+    # #2459): such a result is placed on the scan's first checked file, and says so.
+    first = next((r for r in result.files if not r.error), None)
+    for f in scan_listed(result, opts):
+        if f.rule in rule_index and first is not None:
+            res: dict[str, Any] = {
+                "ruleId": f.rule, "ruleIndex": rule_index[f.rule], "level": _LEVEL[f.severity],
+                "message": {"text": f.message}, "properties": {"scope": "scan"},
+                "locations": [{"physicalLocation": {"artifactLocation":
+                                                    artifacts.primary(first)},
+                               "message": {"text": "the scan as a whole (placed on its "
+                                                   "first file)"}}],
+                "partialFingerprints": {"primaryLocationLineHash": scan_fingerprint(f),
+                                        "sfcheckFinding/v1": scan_fingerprint(f)}}
+            if f.waived is not None:
+                res["suppressions"] = [{"kind": "external", "status": "accepted",
+                                        "justification": f.waived}]
+            results.append(res)
     config_notes = [{"level": "warning",
                      "message": {"text": f"waiver #{w['index']} ({w['rule']} on {w['path']}) "
                                          "matched no finding"}}

@@ -25,14 +25,16 @@ class Summary(Record):
     __slots__ = ("files_checked", "archive_members", "archives", "with_sframe", "debug_only",
                  "without_sframe", "unreadable", "skipped_non_elf", "skipped_links",
                  "skipped_special", "versions",
-                 "severities", "waived", "rules", "unused_waivers")
+                 "severities", "waived", "rules", "unused_waivers", "sframe_bytes",
+                 "eh_frame_bytes")
 
     def __init__(self, files_checked: int = 0, with_sframe: int = 0, debug_only: int = 0,
                  without_sframe: int = 0, unreadable: int = 0, skipped_non_elf: int = 0,
                  skipped_links: int = 0, skipped_special: int = 0,
                  versions: dict[int, int] | None = None, severities: dict[str, int] | None = None,
                  waived: int = 0, rules: list[RuleCount] | None = None,
-                 unused_waivers: int = 0, archive_members: int = 0, archives: int = 0) -> None:
+                 unused_waivers: int = 0, archive_members: int = 0, archives: int = 0,
+                 sframe_bytes: int = 0, eh_frame_bytes: int = 0) -> None:
         self.files_checked = files_checked  # ELF images read (archive members included)
         self.archive_members = archive_members  # ... of which members of an archive
         self.archives = archives  # the archives those members came from
@@ -49,6 +51,15 @@ class Summary(Record):
         self.waived = waived
         self.rules = [] if rules is None else rules  # by count, then rule ID
         self.unused_waivers = unused_waivers
+        # Over the files with SFrame data: their .sframe bytes, and the .eh_frame bytes of
+        # those files (what a distro weighs when it turns SFrame on)
+        self.sframe_bytes = sframe_bytes
+        self.eh_frame_bytes = eh_frame_bytes
+
+    def sframe_ratio(self) -> float | None:
+        """.sframe bytes per .eh_frame byte (None: no .eh_frame to compare with)."""
+        return round(self.sframe_bytes / self.eh_frame_bytes, 4) if self.eh_frame_bytes \
+            else None
 
 
 def summarize(result: Result) -> Summary:
@@ -71,6 +82,8 @@ def summarize(result: Result) -> Summary:
             s.debug_only += 1
         elif res.sections:
             s.with_sframe += 1
+            s.sframe_bytes += sum(sec.size for sec in res.sections if not sec.nobits)
+            s.eh_frame_bytes += res.eh_frame_size or 0
         else:
             s.without_sframe += 1
         versions.update({sec.version for sec in res.sections if sec.version})
@@ -86,6 +99,16 @@ def summarize(result: Result) -> Summary:
                 s.waived += 1
             else:
                 severities[str(f.severity)] += 1
+    for f in result.findings:  # about the scan as a whole: counted, in no file
+        rc = rules.setdefault(f.rule, RuleCount(f.rule, str(f.severity)))
+        if Severity.parse(rc.severity) < f.severity:
+            rc.severity = str(f.severity)
+        rc.count += 1
+        if f.waived is not None:
+            rc.waived += 1
+            s.waived += 1
+        else:
+            severities[str(f.severity)] += 1
     s.archives = len(archives)
     s.versions = dict(sorted(versions.items()))
     s.severities = {str(sev): severities[str(sev)] for sev in reversed(Severity)}

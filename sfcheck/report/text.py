@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..result import FileResult, Finding, Result, Severity
+from ..effects import VERDICT_TEXT, counted, judged, note, verdict_text, verdicts
+from ..result import FileResult, Finding, Result, Severity, scan_text
 from ..wording import plural
 from .escape import escape
 from .summary import Summary, producer, summarize
@@ -42,8 +43,19 @@ def counts_text(errors: int, warnings: int, infos: int, waived: int = 0) -> str:
     return text + (f", {waived} waived" if waived else "")
 
 
-def _line(f: Finding, colour: bool) -> str:
-    line = escape(f.text())
+def _line(f: Finding, colour: bool, profile: str | None = None) -> str:
+    line = escape(f.text() + note(f, profile))
+    if f.waived is not None:
+        line += f" (waived: {escape(f.waived)})"
+        return _DIM + line + _RESET if colour else line
+    if colour:
+        sev = str(f.severity)
+        line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
+    return line
+
+
+def _scan_line(f: Finding, colour: bool) -> str:
+    line = escape(scan_text(f))
     if f.waived is not None:
         line += f" (waived: {escape(f.waived)})"
         return _DIM + line + _RESET if colour else line
@@ -71,26 +83,35 @@ def shown(res: FileResult, opts: ReportOptions, skip: set[str] = frozenset()) ->
 
 
 def render_file(res: FileResult, out: TextIO, opts: ReportOptions,
-                skip: set[str] = frozenset()) -> int:
-    """Print one file's lines; the number of findings below --show (not printed)."""
+                skip: set[str] = frozenset(), profile: str | None = None) -> int:
+    """Print one file's lines; the number of findings below --show (not printed). Under a
+    consumer `profile` each line says what its reader does, and a single file ends with
+    the verdict."""
     if res.error:
         print(f"{escape(res.path)}: error: {escape(res.error)}", file=out)
         return 0
     lines = shown(res, opts, skip)
     for f in lines:
-        print(_line(f, opts.colour), file=out)
+        print(_line(f, opts.colour, profile), file=out)
     if opts.single:
-        counts = Counter(f.severity for f in res.findings if f.waived is None)
+        counts = Counter(f.severity for f in res.findings if counted(f))
         waived = sum(f.waived is not None for f in res.findings)
         versions = sorted({s.version for s in res.sections if s.version})
         what = (plural(len(res.sections), "SFrame section")
                 + (f" (v{', v'.join(map(str, versions))})" if versions else ""))
         print(f"{escape(res.path)}: {what}: " + counts_text(
-            counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO], waived),
-            file=out)
+            counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO], waived)
+            + _not_counted(res), file=out)
+        if profile is not None and judged(res):
+            print(f"{escape(res.path)}: {verdict_text(profile, res)}", file=out)
     # elf-no-sframe infos of a scan are not "hidden": -I does not list them either
     return sum(f.severity < opts.show and (opts.single or f.rule != "elf-no-sframe")
                for f in res.findings)
+
+
+def _not_counted(res: FileResult) -> str:
+    n = sum(f.waived is None and not counted(f) for f in res.findings)
+    return f", {n} not counted (nothing to the reader)" if n else ""
 
 
 def render_unused_waivers(result: Result, out: TextIO) -> None:
@@ -119,6 +140,8 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
     rows = [("objects checked" if s.archive_members else "files checked", s.files_checked),
             ("  with SFrame", s.with_sframe),
             *((f"    v{v}", n) for v, n in s.versions.items()),
+            *((("    .sframe bytes", s.sframe_bytes), ("    .eh_frame bytes", s.eh_frame_bytes))
+              if s.with_sframe else ()),
             ("  debug files (no data)", s.debug_only),
             ("  without SFrame", s.without_sframe),
             ("unreadable or refused", s.unreadable),
@@ -126,13 +149,25 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
             ("skipped: links", s.skipped_links),
             ("skipped: special files", s.skipped_special)]
     print("\nsfcheck summary", file=out)
+    ratio = s.sframe_ratio()
     for i, (name, n) in enumerate(rows):
         if n or not name.startswith(("skipped: s", "  debug")):
-            print(f"  {name:<24}{n:>8}" + (_objects(s) if i == 0 else ""), file=out)
+            extra = _objects(s) if i == 0 else ""
+            if name == "    .eh_frame bytes" and ratio is not None:
+                extra = f"  (.sframe/.eh_frame {ratio:.2f})"
+            print(f"  {name:<24}{n:>8}" + extra, file=out)
     sev = s.severities
     print("  findings: " + counts_text(sev["error"], sev["warning"], sev["info"], s.waived)
           + (f" ({hidden} below --show {show} not listed; -I lists them)" if hidden else ""),
           file=out)
+    if result.profile is not None:
+        counts = verdicts(result)
+        said = ", ".join(f"{VERDICT_TEXT[v]} {n}" for v, n in counts.items() if n)
+        unread = sum(not counted(f) for r in result.files for f in r.findings
+                     if f.waived is None)
+        print(f"  {result.profile}: {said or 'no file with SFrame'}"
+              f" (of {plural(sum(counts.values()), 'file')} with SFrame; "
+              f"{plural(unread, 'finding')} nothing to it, not counted)", file=out)
     if s.rules:
         width = max(len(r.rule) for r in s.rules)
         print(f"  {'rule':<{width}}  {'severity':<8} {'count':>7} {'files':>7} {'waived':>7}",
@@ -148,7 +183,12 @@ def render_summary(result: Result, out: TextIO, show: Severity, hidden: int,
 
 def render(result: Result, out: TextIO, opts: ReportOptions) -> None:
     skip = collapsed(result, opts)
-    hidden = sum(render_file(res, out, opts, skip) for res in result.files)
+    hidden = sum(render_file(res, out, opts, skip, result.profile) for res in result.files)
+    for f in sorted(result.findings, key=_order):  # about the files together: after them
+        if f.severity >= opts.show:
+            print(_scan_line(f, opts.colour), file=out)
+        else:
+            hidden += 1
     if opts.single and hidden:
         print(f"sfcheck: {plural(hidden, 'finding')} below --show {opts.show} not listed; "
               "-I lists them", file=out)

@@ -90,14 +90,19 @@ def _plain(ranges: list[tuple[int, int, int]], hi: int) -> bool:
             and all(map(lt, map(itemgetter(0), ranges), repeat(hi))))
 
 
-def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> None:
+def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> tuple[int, int]:
+    """Report the uncovered executable bytes; returns (executable bytes, uncovered bytes)
+    over every PF_X segment, (0, 0) for an object (no segments yet)."""
+    total = uncovered_total = 0
     if info.e_type not in ("ET_EXEC", "ET_DYN") or ctx.relocatable:
-        return
+        return total, uncovered_total
     for seg in info.load_segments:
         if not seg.flags & 1 or not seg.memsz:
             continue
         lo, hi = seg.vaddr, seg.vaddr + seg.memsz
         missing, count, first = gap_summary(lo, hi, ctx.ranges, MAX_LISTED)
+        total += hi - lo
+        uncovered_total += missing
         if not missing:
             continue
         shown = ", ".join(f"[{a:#x}, {b:#x})" for a, b in first)
@@ -105,3 +110,4 @@ def check_text_coverage(ctx: SectionContext, info: ElfSFrameInfo) -> None:
         ctx.emit(COVERAGE, f"PT_LOAD[{seg.index}] [{lo:#x}, {hi:#x}): {missing} of "
                  f"{plural(hi - lo, 'executable byte')} ({100 * missing / (hi - lo):.1f}%) in "
                  f"{plural(count, 'range')} no FDE covers: {shown}{more}")
+    return total, uncovered_total

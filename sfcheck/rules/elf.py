@@ -8,11 +8,15 @@ from operator import add, and_, le
 from ..elf.model import ElfSFrameInfo, SFrameSection
 from ..format import constants as C
 from ..format.model import Header
-from ..result import Severity
+from ..result import SCAN_PATH, FileResult, Finding, Location, Severity, clip
 from ..walk.context import SectionContext, range_columns
 from ..wording import plural
 from .defect import check_discarded
-from .registry import rule
+from .registry import Rule, rule
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NO_SFRAME = rule(
     "elf-no-sframe", "elf", "info", "no SFrame section",
@@ -235,3 +239,172 @@ def _all_inside(ranges: list[tuple[int, int, int]], spans: list[tuple[int, int]]
     inside = sum(sum(map(and_, map(le, repeat(a), pcs), map(le, ends, repeat(b))))
                  for a, b in spans)
     return inside == len(ranges)
+
+
+# -- what users trip on: linkers, the vDSO (issue 26 item 5) ---------------------------------
+
+COMDAT_RELOC = rule(
+    "elf-comdat-sframe-reloc", "elf", "warning",
+    ".sframe in an object relocated against COMDAT group members",
+    """The object's .rela.sframe points FDEs at sections of COMDAT groups (C++ inline
+    functions and template instances: g++ puts each in a group, one per function with
+    -ffunction-sections), while .sframe itself is in no group. When another object's copy of
+    a group wins, the linker discards this object's copy, and the .sframe relocation still
+    refers to it. GNU ld parses .sframe and drops those FDEs (binutils bfd/elf-sframe.c,
+    _bfd_elf_discard_section_sframe), but lld and gold treat .sframe as an ordinary section
+    and stop: "relocation refers to a discarded section" (llvm/llvm-project#156667; gold 1.16,
+    measured here: "relocation refers to local symbol ... defined in a discarded section").
+    Linking with either fails as soon as two objects share an inline function.""",
+    "Link with GNU ld (2.40+); with lld or gold, assemble C++ code without --gsframe "
+    "(-Wa,--gsframe=no) until the linker merges SFrame.")
+RELOC_TYPE = rule(
+    "elf-sframe-reloc-type", "elf", "warning",
+    "relocation in .rela.sframe a linker does not handle",
+    """GNU ld merges .sframe by reading one relocation per FDE, on its start field, as the
+    PC-relative start of the function (binutils bfd/elf-sframe.c,
+    sframe_decoder_init_func_bfdinfo and _bfd_elf_merge_section_sframe): the 32-bit
+    PC-relative type in v1/v2 (R_X86_64_PC32, R_AARCH64_PREL32, R_390_PC32) and the
+    64-bit one in v3, whose start field is 64 bits (R_X86_64_PC64, R_AARCH64_PREL64,
+    R_390_PC64). Any other type (absolute, another width) is applied by the target and
+    then read as that offset, giving wrong function starts; a relocation that is neither
+    on an FDE start field nor R_*_NONE trips ld's assertion (binutils bug ld/33401). lld,
+    gold and mold copy .sframe as an ordinary section and apply any type they know. zig's
+    self-hosted ELF linker (0.15, 0.16) knows no R_X86_64_PC64 in .sframe: "fatal linker
+    error: unhandled relocation type R_X86_64_PC64" on every v3 x86-64 object, glibc's
+    crt1.o among them (ziglang/zig#31272). That case is noted as info: the object is right,
+    one linker cannot link it.""",
+    "Assemble with GNU as; with zig, link with -fllvm -flld (or strip .sframe from the "
+    "objects) until its linker handles R_X86_64_PC64.")
+VDSO_SFRAME = rule(
+    "elf-vdso-sframe", "elf", "warning", ".sframe in a vDSO",
+    """The file is a vDSO (soname linux-vdso.so.1, linux-gate.so.1, linux-vdso32/64.so.1, or
+    LINUX_* version definitions and no DT_NEEDED). The kernel maps the vDSO itself, as a
+    special mapping (install_special_mapping, e.g. arch/x86/entry/vdso/vma.c), so the
+    exec-time detection of PT_GNU_SFRAME in the program and its interpreter
+    ("unwind_user/sframe: Detect .sframe sections in executables", Josh Poimboeuf's
+    series) never sees it: the vDSO's SFrame data is used only when the kernel was built
+    for it ("x86/vdso: Enable sframe generation in VDSO" and Jens Remus's s390 port, which
+    emit V3 with --gsframe-3 and place .sframe in the linker script). A .sframe that a
+    toolchain defaulting to --gsframe left in a vDSO built without that support is an
+    orphan section (Debian's aarch64 gcc 15.2.0-4: ld.lld "orphan section" warning): bytes
+    in the mapped vDSO no reader is told about, of a version the kernel may not read. A v3
+    section with PT_GNU_SFRAME (what the vDSO series builds) is noted as info.""",
+    "Build the vDSO with -Wa,--gsframe=no, or with the kernel's own SFrame support "
+    "(--gsframe-3 and .sframe in the vDSO linker script).")
+
+# The FDE start field's relocation, per machine: (32-bit PC-relative, 64-bit PC-relative,
+# the R_*_NONE types); names from the loader's table.
+_START_RELOCS = {"EM_X86_64": (2, 24, (0,)), "EM_AARCH64": (261, 260, (0, 256)),
+                 "EM_S390": (5, 23, (0,))}
+_ZIG_UNHANDLED = {("EM_X86_64", 24)}  # (machine, type) zig's self-hosted linker stops on
+_VDSO_SONAMES = ("linux-vdso.so.1", "linux-gate.so.1", "linux-vdso32.so.1",
+                 "linux-vdso64.so.1")
+
+
+def _reloc_name(info: ElfSFrameInfo, rtype: int) -> str:
+    from ..elf.relocations import RELOC_TYPES  # only when a finding names a type
+
+    kind = RELOC_TYPES.get(info.machine, {}).get(rtype)
+    return kind[0] if kind else f"type {rtype}"
+
+
+def check_object_relocs(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
+                        h: Header | None) -> None:
+    """COMDAT targets and relocation types of this section's .rela.sframe (objects)."""
+    relocs = [r for r in info.facts.relocs if r.section == sec.index]
+    if info.e_type != "ET_REL" or not relocs or sec.segment is not None:
+        return
+    groups = dict(info.facts.comdat)
+    hit = [r for r in relocs if r.target in groups]
+    if hit:
+        sigs = sorted({groups[r.target] for r in hit})
+        shown = ", ".join(clip_name(s) for s in sigs[:4]) + (", ..." if len(sigs) > 4 else "")
+        ctx.emit(COMDAT_RELOC, f"{plural(len(hit), 'relocation')} against sections of "
+                 f"{plural(len(sigs), 'COMDAT group')} ({shown}): lld and gold stop with "
+                 "\"relocation refers to a discarded section\" when another object's copy "
+                 "wins; GNU ld drops those FDEs", offset=hit[0].offset)
+    if h is None or info.e_machine not in _START_RELOCS:
+        return
+    pc32, pc64, none = _START_RELOCS[info.e_machine]
+    want = pc64 if h.version >= C.VERSION_3 else pc32
+    starts = {h.fdes_start + i * h.fde_size for i in range(min(h.num_fdes, 1 << 20))}
+    odd: dict[int, list[int]] = {}
+    for r in relocs:
+        if r.type in none:
+            continue
+        if r.type != want or r.offset not in starts:
+            odd.setdefault(r.type, []).append(r.offset)
+    for rtype, offs in sorted(odd.items()):
+        where = ("not on an FDE start field" if rtype == want
+                 else f"where GNU ld reads {_reloc_name(info, want)}")
+        ctx.emit(RELOC_TYPE, f"{plural(len(offs), 'relocation')} of type "
+                 f"{_reloc_name(info, rtype)} in v{h.version} .rela.sframe, {where} (first "
+                 f"at +{offs[0]:#x}): GNU ld misreads the function starts; lld, gold and "
+                 "mold copy the section as it is", offset=offs[0])
+    zig = [r for r in relocs if (info.e_machine, r.type) in _ZIG_UNHANDLED]
+    if zig and not odd:
+        ctx.emit_as(RELOC_TYPE, Severity.INFO, f"{plural(len(zig), 'relocation')} of type "
+                    f"{_reloc_name(info, zig[0].type)}: zig's self-hosted ELF linker (0.15, "
+                    "0.16) stops with \"unhandled relocation type\"; GNU ld, lld, gold and "
+                    "mold link it", offset=zig[0].offset)
+
+
+def clip_name(name: str) -> str:
+    return name if len(name) <= 64 else name[:64] + "..."
+
+
+def is_vdso(info: ElfSFrameInfo) -> bool:
+    """A kernel vDSO: its soname, or LINUX_* version definitions and no DT_NEEDED."""
+    facts = info.facts
+    if facts.soname in _VDSO_SONAMES:
+        return True
+    return not facts.needed and any(
+        v.startswith("LINUX_") and v[6:7].isdigit() for v in facts.verdefs)
+
+
+def check_vdso(ctx: SectionContext, info: ElfSFrameInfo, sec: SFrameSection,
+               h: Header | None) -> None:
+    if info.e_type != "ET_DYN" or not sec.data or not is_vdso(info):
+        return
+    what = f"soname {info.facts.soname}" if info.facts.soname else "LINUX_* versions"
+    version = f"v{h.version}" if h is not None else "unreadable"
+    intended = h is not None and h.version >= C.VERSION_3 and bool(info.sframe_segments)
+    ctx.emit_as(VDSO_SFRAME, Severity.INFO if intended else VDSO_SFRAME.severity,
+                f"a vDSO ({what}) with a {version} {sec.name}"
+                + (" and PT_GNU_SFRAME: what the kernel's vDSO SFrame support builds"
+                   if intended else ": the kernel maps the vDSO itself and registers no "
+                   "SFrame data for it unless built for it"))
+
+
+MIXED_VERSIONS = rule(
+    "elf-mixed-versions", "elf", "warning", "SFrame versions mixed within one scan",
+    """A finding about the scan as a whole: its files carry SFrame sections of more than one
+    version (e.g. one package set built partly with binutils 2.45, v2, and partly with
+    2.46, v3). Each reader takes one version: glibc 2.42/2.43 and LLVM read v2 only, the
+    kernel's posted series (Jens Remus's v13) v3 only, so part of the set is invisible to
+    each. Objects and static libraries of different versions do not link into SFrame at
+    all: GNU ld says "input SFrame sections with different format versions prevent
+    .sframe generation" (binutils bfd/elf-sframe.c, _bfd_elf_merge_section_sframe) and
+    ld 2.46 ignores v1/v2 inputs ("unexpected SFrame section type").""",
+    "Rebuild the set with one toolchain (one binutils release series).")
+
+
+def check_scan(files: list[FileResult], enabled: Callable[[Rule], bool],
+               severity_for: Callable[[Rule, Severity], Severity | None]) -> list[Finding]:
+    """Findings about the files of a scan together (Result.findings)."""
+    rule_ = MIXED_VERSIONS
+    if not enabled(rule_):
+        return []
+    by_version: dict[int, list[str]] = {}
+    for res in files:
+        if res.error is None:
+            for v in sorted({s.version for s in res.sections if s.version}):
+                by_version.setdefault(v, []).append(res.path)
+    sev = severity_for(rule_, rule_.severity) if len(by_version) > 1 else None
+    if sev is None:
+        return []
+    parts = [f"v{v} in {plural(len(paths), 'file')} (first: {clip(paths[0])})"
+             for v, paths in sorted(by_version.items())]
+    return [Finding(rule_.id, sev, "SFrame " + ", ".join(parts) + ": each reader takes one "
+                    "version, and GNU ld links objects of one version only",
+                    Location(SCAN_PATH))]

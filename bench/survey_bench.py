@@ -1,0 +1,187 @@
+"""`sfcheck survey` against the pipeline a distribution scripts by hand, in the same run:
+`python bench/survey_bench.py [--packages N] [--pipeline-sample M] [--out FILE]`.
+
+Builds a synthetic Debian repository of N packages (sfcheck.survey.debrepo) from real
+compiled objects: small C libraries of 20..200 functions built by gcc -O2 with symbols
+and .eh_frame, half assembled with `-Wa,--gsframe` (binutils' SFrame), half without,
+plus the corpus/ binaries; each package holds 1-3 of them with a package-specific
+trailer, so every package has its own digest. Then times:
+
+  survey -j 1   a fresh database, one worker process (inline)
+  survey -j 2   a fresh database, two worker processes
+  rerun         `-j 2` again over the unchanged repository into the -j 2 database
+  4 profiles    -j 1 with --profile for every consumer profile but kernel-rfc-2023
+                (its reader model is most of a default survey's time)
+  pipeline      per package `dpkg-deb -x` into a temporary directory, then
+                `readelf --sframe` on each ELF file in it (on M packages, scaled)
+
+and prints (and with --out writes as Markdown) packages/s per core and the ratios the
+issue sets as targets. Wall time: survey runs are whole `sfcheck survey` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sfcheck.survey.debrepo import Pkg, write_repo
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS_FILES = ["v1/libcorpus.so", "v2/libcorpus.so", "v3/libcorpus.so", "v2/exe_pie",
+                "v3/exe_pie_fp", "llvm/exe_pie", "v3/exe_static", "v2/libcorpus_O0.so"]
+
+
+def c_source(n: int, seed: int) -> str:
+    rnd = random.Random(seed)
+    out = ["#include <string.h>", "int sink;"]
+    for k in range(n):
+        op = rnd.choice(["+", "*", "^", "-"])
+        out.append(f"int f{k}(int a, int b) {{ char buf[{16 + 8 * (k % 5)}]; "
+                   f"memset(buf, a, sizeof buf); sink += buf[b & 7]; "
+                   f"return (a {op} b) + {k} + (a > b ? f{max(k - 1, 0)}(b, a - 1) : 0); }}")
+    return "\n".join(out) + "\n"
+
+
+def build_objects(tmp: Path, compile_: bool = True) -> list[bytes]:
+    """Shared libraries compiled here (with and without SFrame) and the corpus files."""
+    out = [(ROOT / "corpus" / f).read_bytes() for f in CORPUS_FILES]
+    gcc = shutil.which("gcc") if compile_ else None
+    if not compile_:
+        return out
+    if gcc is None:
+        print("gcc not found: corpus files only", file=sys.stderr)
+        return out
+    for k, n in enumerate((20, 60, 120, 200)):
+        src = tmp / f"l{k}.c"
+        src.write_text(c_source(n, k))
+        for sframe in (True, False):
+            so = tmp / f"l{k}{'s' if sframe else ''}.so"
+            cmd = [gcc, "-O2", "-g0", "-fPIC", "-shared", "-o", str(so), str(src)]
+            if sframe:
+                cmd.insert(1, "-Wa,--gsframe")
+            subprocess.run(cmd, check=True, capture_output=True)
+            out.append(so.read_bytes())
+    return out
+
+
+def build_repo(root: Path, n: int, objects: list[bytes]) -> None:
+    rnd = random.Random(1)
+    pkgs = []
+    for k in range(n):
+        files = {f"usr/lib/libp{k}-{j}.so": rnd.choice(objects) + f"{k}.{j}".encode()
+                 for j in range(rnd.choice((1, 1, 2, 3)))}
+        pkgs.append(Pkg(f"pkg{k:05d}", f"1.{k}-1", files, source=f"src{k % 97}"))
+    write_repo(str(root), {"stable": pkgs})
+
+
+CPU: dict[str, float] = {}  # run name -> CPU seconds of the processes it started
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], name: str = "") -> float:
+    """Wall seconds of `cmd`; its CPU seconds (with its worker processes) go to CPU[name]."""
+    c, t = _children_cpu(), time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    CPU[name or cmd[-1]] = _children_cpu() - c
+    return time.perf_counter() - t
+
+
+def pipeline(debs: list[Path], tmp: Path) -> float:
+    c, t = _children_cpu(), time.perf_counter()
+    for deb in debs:
+        d = tempfile.mkdtemp(dir=tmp)
+        subprocess.run(["dpkg-deb", "-x", str(deb), d], check=True)
+        for dirpath, _, files in os.walk(d):
+            for f in files:
+                p = os.path.join(dirpath, f)
+                with open(p, "rb") as fh:
+                    if fh.read(4) != b"\x7fELF":
+                        continue
+                subprocess.run(["readelf", "--sframe", p], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        shutil.rmtree(d)
+    CPU["pipeline"] = _children_cpu() - c
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--packages", type=int, default=1000)
+    ap.add_argument("--pipeline-sample", type=int, default=200)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--corpus-only", action="store_true",
+                    help="no compiled libraries (the smoke test: no gcc run)")
+    args = ap.parse_args()
+    sfcheck = [sys.executable, "-m", "sfcheck", "survey"]
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        t0 = time.perf_counter()
+        objects = build_objects(tmp, not args.corpus_only)
+        build_repo(tmp / "repo", args.packages, objects)
+        built = time.perf_counter() - t0
+        repo = str(tmp / "repo")
+        j1 = timed(sfcheck + ["--db", str(tmp / "j1.db"), "-j", "1", repo], "j1")
+        j2 = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "j2")
+        rerun = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "rerun")
+        # Every consumer profile but kernel-rfc-2023, whose reader model is most of the time.
+        two = [a for p in ("kernel", "glibc-2.42", "libsframe-2.46", "llvm-22")
+               for a in ("--profile", p)]
+        j1k = timed(sfcheck + ["--db", str(tmp / "j1k.db"), "-j", "1", *two, repo], "j1k")
+        debs = sorted((tmp / "repo" / "pool").rglob("*.deb"))
+        sample = debs[:: max(1, len(debs) // args.pipeline_sample)][:args.pipeline_sample]
+        pipe = pipeline(sample, tmp)
+    n = args.packages
+    m = len(sample)
+    rows = [
+        ("survey -j 1", j1, n / j1, CPU["j1"], n / CPU["j1"]),
+        ("survey -j 2", j2, n / j2, CPU["j2"], n / CPU["j2"]),
+        ("rerun -j 2 (unchanged)", rerun, n / rerun, CPU["rerun"], n / CPU["rerun"]),
+        ("survey -j 1, 4 profiles (not kernel-rfc-2023)", j1k, n / j1k, CPU["j1k"],
+         n / CPU["j1k"]),
+        (f"dpkg-deb -x + readelf --sframe ({m} packages)", pipe, m / pipe, CPU["pipeline"],
+         m / CPU["pipeline"]),
+    ]
+    speed = (n / CPU["j1"]) / (m / CPU["pipeline"])
+    lines = [
+        f"Repository: {n} packages, {len(objects)} distinct ELF images "
+        f"({len(objects) - len(CORPUS_FILES)} compiled here by gcc, the rest from corpus/), "
+        f"built in {built:.1f} s. Machine: {os.cpu_count()} CPUs (shared).", "",
+        "Packages/s per core = packages / CPU seconds of every process the run started "
+        "(sfcheck and its workers; dpkg-deb and readelf): what a free core would do, "
+        "whatever else the machine runs.", "",
+        "| run | wall s | packages/s (wall) | CPU s | packages/s per core |",
+        "|---|---|---|---|---|",
+        *[f"| {name} | {w:.2f} | {r:.1f} | {c:.2f} | {pc:.1f} |" for name, w, r, c, pc in rows],
+        "",
+        f"- survey -j 1 vs pipeline, packages/s per core: {speed:.2f}x (target >= 1)",
+        f"- speed-up -j 1 -> -j 2, wall: {j1 / j2:.2f}x (target >= 1.8); CPU -j 2 / -j 1: "
+        f"{CPU['j2'] / CPU['j1']:.2f} (1.00 = no parallel overhead: 2x on 2 free cores)",
+        f"- rerun / first run (-j 2), wall: {100 * rerun / j2:.1f} % (target <= 5 %); CPU: "
+        f"{100 * CPU['rerun'] / CPU['j2']:.1f} %",
+        f"- 4 profiles (not kernel-rfc-2023) -j 1 vs pipeline, per core: "
+        f"{(n / CPU['j1k']) / (m / CPU['pipeline']):.2f}x",
+        f"- load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(f"# Survey benchmark\n\n`python bench/survey_bench.py "
+                            f"--packages {n} --pipeline-sample {args.pipeline_sample}`\n\n"
+                            + text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
