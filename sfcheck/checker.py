@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import rules  # noqa: F401  (registers every rule)
 from .elf.loader import load_elf
@@ -12,7 +12,7 @@ from .elf.model import Buffer, FuncSymbol, addresses
 from .elf.symbols import FuncSymbols
 from .errors import ElfError
 from .format.model import Header
-from .profiles import STRICT, Profile
+from .profiles import STRICT, Profile, empty_section_message, reads_segment
 from .profiles import get as get_profile
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
@@ -20,6 +20,7 @@ from .rules import elf as E
 from .rules.consumer import check_consumer
 from .rules.coverage import check_text_coverage
 from .rules.defect import check_section_defects, check_stubs_only
+from .rules.header import TOO_SHORT
 from .rules.linkable import check_object, object_severity, runtime_only
 from .rules.registry import GROUPS, RULES, Rule
 from .rules.semantic import cross_check
@@ -162,8 +163,11 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
             return object_severity(profile, rule.id, severity)
     ctxs, headers = [], []
     for k, sec in enumerate(info.sections):
+        sev_for = severity_for
+        if sec.segment is not None and not reads_segment(profile):
+            sev_for = _below_error(severity_for)
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
-                             severity_for, relocatable=relocatable)
+                             sev_for, relocatable=relocatable)
         if k == 0:
             E.check_file(ctx, info)
         if sec.nobits:
@@ -176,6 +180,9 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
             result.sections.append(SectionSummary(sec.name, sec.vma, 0, nobits=True))
             continue
         header = check_section(ctx) if sec.data else None
+        if not sec.data and not relocatable:
+            # every reader refuses a zero-size section: say so, naming them
+            ctx.emit(TOO_SHORT, empty_section_message(profile), offset=0)
         if header is not None:
             if objects:
                 check_object(ctx, profile, header)
@@ -209,6 +216,16 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         result.waivers_used = waive_file(result, findings, list(waivers))
     result.findings = with_effects(_capped(findings, label), profile)
     return result
+
+
+def _below_error(severity_for: Callable[[Rule, Severity], Severity | None]
+                 ) -> Callable[[Rule, Severity], Severity | None]:
+    """A profile's severities for a segment its reader never reads: errors become warnings
+    (shown, and not counted against that reader)."""
+    def sev(rule: Rule, severity: Severity) -> Severity | None:
+        s = severity_for(rule, severity)
+        return Severity.WARNING if s == Severity.ERROR else s
+    return sev
 
 
 def name_functions(findings: list[Finding], symbols: Sequence[FuncSymbol]) -> list[Finding]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .effects import CRASHES, EFFECT_TEXT, MISREADS, NOTHING, REFUSES, SKIPS
 from .format import constants as C
-from .record import Record
+from .record import Record, replace
 from .result import Severity
 
 # Sources (repo:path@commit, or a lore Message-ID). Read mid-2026.
@@ -58,6 +58,9 @@ GLIBC_FIRST = "bminor/glibc:sysdeps/generic/sframe-read.c@3360913c"
 GLIBC_V3 = "'sframe: Add SFrame v3 decode support for regular FDEs', libc-alpha, 2026-04-17"
 LIBSFRAME = "ROCm/ROCgdb:libsframe/sframe.c@5a7c9b2c"
 LIBSFRAME_DUMP = "ROCm/ROCgdb:libsframe/sframe-dump.c@a2c63f05"
+# What the real binaries did, run here on ELF files built by fuzz/oracle_cases.py.
+OBJDUMP_SEEN = "objdump 2.47.50.20261021 (Debian sid binutils-x86-64-linux-gnu), run here"
+LLVM_SEEN = "llvm-readobj 22.1.8 and 23.1.4 (Debian sid llvm-22, llvm-23), run here"
 LLVM = "denzor200/llvm-project:llvm/lib/Object/SFrameParser.cpp@682321d3"
 LLVM_H = "Hardcode84/llvm-project:llvm/include/llvm/Object/SFrameParser.h@9d8bac3c"
 LLVM_RELEASE = ("llvm/llvm-project PRs #147294, #149828 (July-Aug 2025, after the LLVM 21 "
@@ -530,6 +533,11 @@ LIBSFRAME_PROFILE = Profile(
         "header-version-unsupported": Fact(
             "sframe_fde_tbl_init reads only v2 and v3 ('Not possible ATM'): sframe_decode "
             "fails with SFRAME_ERR_BUF_INVAL for v1.", LIBSFRAME),
+        "header-foreign-order-refused": Fact(
+            "sframe_decode byte-swaps a section of the other order only after "
+            "flip_sframe_fdes_with_fres walks it with bounds, counts, fre_len and zero-padding "
+            "checks: any of those fails the decode ('Buffer does not contain SFrame data.').",
+            f"{LIBSFRAME}; {OBJDUMP_SEEN}"),
         "header-flags-required": Fact(
             "sframe_find_fre fails with SFRAME_ERR_FDE_NOTSORTED without FDE_SORTED, and "
             "sframe_decoder_get_secrel_func_start_addr adds the field offset whatever the "
@@ -560,6 +568,10 @@ LIBSFRAME_PROFILE = Profile(
             ERR, "sframe_find_fre binary-searches whenever FDE_SORTED is set.", LIBSFRAME),
         **_same(("elf-not-sorted", "elf-not-pcrel"), None,
                 "Reported as header-flags-required.", LIBSFRAME),
+        **_same(("elf-fde-outside-text", "elf-abi-machine", "elf-no-segment"), WARN,
+                "libsframe is handed the section's bytes and objdump finds it by name: the "
+                "text mapping, e_machine and PT_GNU_SFRAME are never looked at.",
+                f"{LIBSFRAME}; {OBJDUMP_SEEN}"),
     },
     notes=(
         Fact("Header checks: size >= header, magic in either byte order, version 1-3, flags "
@@ -570,6 +582,57 @@ LIBSFRAME_PROFILE = Profile(
              "depends on the host byte order keep their strict severity.", LIBSFRAME),
         Fact("Runtime lookups never see a .o: header-flags-required is not applied to "
              "relocatable files.", "sfcheck"),
+        Fact("Seen running objdump --sframe on hostile native-endian sections: an FDE array or "
+             "FRE block past the section's end (layout-fde-array-bounds, "
+             "layout-fde-fres-bounds, layout-fre-bounds: truncation, num_fdes wrapping at 32 "
+             "bits, fre_len 0xffffffff, an FRE offset past the end, FDE table and FRE data "
+             "overlapping, a v1 header relabelled v2, an FRE info byte changed in place) makes "
+             "it fault or assert in sframe_fre_start_addr_size, sframe_decode_fre or "
+             "sframe_decoder_get_fre; which one, or a dump of the bytes beyond, depends on "
+             "the heap past the section.", OBJDUMP_SEEN),
+        Fact("auxhdr_len 255 moves the FDE array past the section: SIGSEGV or the "
+             "sframe_decode_fre assertion, not a refusal; a default FDE retyped FLEX aborts in "
+             "dump_sframe_func_fres_flex (sframe-dump.c); num_fdes = 0xffffffff fails with "
+             "'SFrame decode failure: Out of Memory.'; a zero-size section with 'Corrupt "
+             "SFrame.'.", OBJDUMP_SEEN),
+        Fact("objdump/readelf --sframe read the section named .sframe and libsframe is handed "
+             "a buffer: PT_GNU_SFRAME is never read, so findings on the segment alone are "
+             "warnings.", f"{LIBSFRAME_DUMP}; {OBJDUMP_SEEN}"),
+    ))
+
+# binutils 2.40 (Debian 12's own): the same library a generation earlier, reading v1 only.
+LIBSFRAME_240 = "bminor/binutils-gdb:libsframe/sframe.c@078d3868"
+OBJDUMP_240_SEEN = "objdump 2.40 (Debian 12 binutils-x86-64-linux-gnu 2.40-2), run here"
+LIBSFRAME_240_PROFILE = replace(
+    LIBSFRAME_PROFILE,
+    name="libsframe-2.40",
+    title="GNU libsframe 2.40 (Debian 12; objdump/readelf --sframe), SFrame v1 only",
+    reader="libsframe 2.40",
+    sources=(LIBSFRAME_240, OBJDUMP_240_SEEN),
+    versions=frozenset({C.VERSION_1}),
+    required_flags={C.VERSION_1: C.F_FDE_SORTED},
+    consumer={
+        "header-version-unsupported": Fact(
+            "sframe_decode accepts only SFRAME_VERSION_1; objdump 2.40 reports a v2 or v3 "
+            "section as 'file format not recognized' (readelf: 'SFrame decode failure: Out "
+            "of Memory.').", f"{LIBSFRAME_240}; {OBJDUMP_240_SEEN}"),
+        "header-flags-required": Fact(
+            "sframe_find_fre binary-searches only a section with FDE_SORTED (v1 has no "
+            "FDE_FUNC_START_PCREL).", LIBSFRAME_240),
+    },
+    # the dumper's effects, and the strict assertion's abort
+    effects={**LIBSFRAME_PROFILE.effects, "defect-fre-start-at-size": CRASHES},
+    overrides={
+        **LIBSFRAME_PROFILE.overrides,
+        "defect-fre-start-at-size": Override(
+            ERR, "sframe_decoder_get_fre asserts fre_start_addr < func_size (relaxed to <= only "
+            "after PR libsframe/33131): gas 2.40's FRE at a function's end aborts objdump "
+            "2.40.", f"{LIBSFRAME_240}; {OBJDUMP_240_SEEN}"),
+    },
+    notes=(
+        Fact("Same decoder structure as 2.46: the native-endian path copies the FDE array and "
+             "fre_len bytes without comparing them with the section size.", LIBSFRAME_240),
+        Fact("objdump 2.40 dumps nothing, silently, for a zero-size .sframe.", OBJDUMP_240_SEEN),
     ))
 
 _LLVM_DUMPS = (
@@ -579,6 +642,7 @@ _LLVM_DUMPS = (
     "fre-mangled-ra-abi", "fre-s390x-regnum-v3",
     "layout-num-fres", "layout-fre-len", "layout-fre-bounds", "layout-fre-overlap",
     "layout-fde-array-overlap", "layout-trailing-bytes", "header-flags-unknown",
+    "header-fixed-ra", "header-abi-endian", "header-abi-unknown",
 )
 
 LLVM_PROFILE = Profile(
@@ -603,15 +667,23 @@ LLVM_PROFILE = Profile(
         "layout-offsets-ignored": Fact(
             "getFREBase() = getFDEBase() + NumFDEs * sizeof(FDE): sfh_freoff is ignored, so "
             "FREs are read from the end of the FDE array (sfh_fdeoff is honoured).", LLVM_H),
+        "header-byte-order-elf": Fact(
+            "SFrameParser<E> reads the section in the ELF file's endianness: a section in the "
+            "other order is 'invalid magic number (0xe2de)' and skipped.",
+            f"{LLVM_H}; {LLVM_SEEN}"),
     },
     overrides={
         **_same(_LLVM_DUMPS, WARN,
                 "SFrameParser makes no semantic checks and sfh_fre_len is never read: "
                 "llvm-readobj dumps the values as stored, every read bounded by the section "
                 "(SaturatingAdd in getDataSlice).", LLVM),
-        **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch"),
+        **_same(("elf-no-segment", "elf-not-sorted", "elf-not-alloc", "elf-segment-mismatch",
+                 "elf-fde-outside-text", "elf-abi-machine",
+                 "layout-gap-bytes", "defect-ld-discarded-sframe"),
                 WARN, "llvm-readobj --sframe dumps sections from the section table; it never "
-                "loads PT_GNU_SFRAME or searches the FDEs.", LLVM),
+                "loads PT_GNU_SFRAME, maps the text, compares e_machine with the ABI or "
+                "searches the FDEs, and skips bytes no offset points at (an empty section "
+                "is header-too-short).", LLVM),
         **_same(("fde-fre-type", "fre-size-code", "layout-fde-array-bounds",
                  "layout-fde-fres-bounds"), ERR,
                 "'unsupported FRE type', 'unsupported FRE offset size' and 'unexpected end of "
@@ -624,9 +696,34 @@ LLVM_PROFILE = Profile(
              "(getAbsoluteStartAddress); LLVM 22 emits v2 only.", LLVM),
     ))
 
+# What each reader prints for a zero-size .sframe (run on one built here): every reader
+# refuses it, so header-too-short names them.
+EMPTY_SECTION_READERS = (
+    "llvm-readobj 22/23: 'invalid sframe section: unexpected end of data at offset 0x0'",
+    "objdump/readelf 2.47: 'SFrame decode failure: Corrupt SFrame.'",
+    "the kernel and glibc: no header to read",
+)
+# Profiles whose reader finds .sframe through the section table only and never reads
+# PT_GNU_SFRAME: findings on a segment with no section header are not errors under them.
+SECTION_TABLE_ONLY = frozenset({LLVM_PROFILE.name, LIBSFRAME_PROFILE.name,
+                                LIBSFRAME_240_PROFILE.name})
+
+
+def empty_section_message(p: Profile) -> str:
+    """header-too-short's message for a zero-size .sframe in a linked file."""
+    if p.name == STRICT.name:
+        return "0 bytes: every reader refuses it (" + "; ".join(EMPTY_SECTION_READERS) + ")"
+    return f"0 bytes: {p.reader} refuses it (no SFrame header to read)"
+
+
+def reads_segment(p: Profile) -> bool:
+    return p.name not in SECTION_TABLE_ONLY
+
+
 # Each profile once, in the order `sfcheck profiles` lists them.
 LISTED: tuple[Profile, ...] = (
-    STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE, LLVM_PROFILE)
+    STRICT, KERNEL_PROFILE, RFC2023_PROFILE, GLIBC_PROFILE, LIBSFRAME_PROFILE,
+    LIBSFRAME_240_PROFILE, LLVM_PROFILE)
 # Every name --profile takes: a profile's own name, then its aliases (`kernel`: the latest
 # kernel posting), each mapped to the one Profile object.
 PROFILES: dict[str, Profile] = {name: p for p in LISTED for name in (p.name, *p.aliases)}

@@ -47,14 +47,15 @@ def expected(profile: str) -> dict[str, dict[tuple[str, str], int]]:
     if profile == "kernel-v13":  # the V3 walker reads registers other than SP/FP only in the
         # topmost frame: the two DRAP-style rows (CFA in r10, rbx) end deeper walks
         want["libcorpus.so.1"][("fre-reader-walk-stops", "warning")] = 2
-    if profile in ("glibc-2.42", "llvm-22", "kernel-rfc-2023"):  # readers of v2 (v1) only
+    if profile in ("glibc-2.42", "llvm-22", "kernel-rfc-2023", "libsframe-2.40"):
+        # readers of v2 (v1) only
         for name in LINKED:
             want[name][("header-version-unsupported", "error")] = 1
     if profile in ("glibc-2.42", "kernel-rfc-2023"):  # runtime readers: a .o is asked what
         # ld will make of it
         for name in OBJECTS:
             want[name] = {("object-version-unsupported", "warning"): 1, ZIG: 1}
-    if profile == "llvm-22":  # llvm-readobj reads the .o itself
+    if profile in ("llvm-22", "libsframe-2.40"):  # dumpers read the .o itself (2.40: v1 only)
         for name in OBJECTS:
             want[name] = {("header-version-unsupported", "error"): 1, ZIG: 1}
     return want

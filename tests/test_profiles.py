@@ -30,7 +30,8 @@ from helpers import CORPUS
 from strategies import mutated_sections, sections
 
 CONSUMER_IDS = ({K.READER_VERSION.id, K.READER_FLAGS.id, K.READER_AUXHDR.id, K.READER_EMPTY.id,
-                 K.READER_OFFSETS.id, K.READER_STARTS.id, K.READER_TEXT.id}
+                 K.READER_OFFSETS.id, K.READER_STARTS.id, K.READER_TEXT.id,
+                 K.READER_BYTE_ORDER.id, K.READER_FOREIGN.id}
                 | {r.id for r in K.MODEL_RULES.values()})
 # The .eh_frame cross-check judges the data, not what a reader accepts: left out of the
 # corpus acceptance tests so they test the profiles alone.

@@ -25,7 +25,16 @@ from .fde import (
     READER_STARTS,
 )
 from .fre import MODEL_WALK_LOOPS, MODEL_WALK_STOPS, MODEL_WALK_WARN
-from .header import MODEL_REFUSED, READER_AUXHDR, READER_EMPTY, READER_FLAGS, READER_VERSION
+from .header import (
+    FOREIGN_WALK_RULES,
+    MODEL_REFUSED,
+    READER_AUXHDR,
+    READER_BYTE_ORDER,
+    READER_EMPTY,
+    READER_FLAGS,
+    READER_FOREIGN,
+    READER_VERSION,
+)
 from .layout import MODEL_PAST, READER_OFFSETS
 
 
@@ -40,6 +49,18 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
         takes = ", ".join(f"v{v}" for v in sorted(profile.versions))
         ctx.emit(READER_VERSION, f"{reader} rejects version {h.version} (reads {takes})", offset=2)
         return  # nothing past the header is read
+    foreign = info is not None and h.big_endian == info.little_endian
+    order = "big" if h.big_endian else "little"
+    if READER_BYTE_ORDER.id in want and foreign:
+        ctx.emit(READER_BYTE_ORDER, f"{reader} rejects a {order}-endian section in a "
+                 f"{'little' if h.big_endian else 'big'}-endian file", offset=0)
+        return  # the magic is all it reads
+    if READER_FOREIGN.id in want and foreign:
+        bad = sorted({f.rule for f in ctx.findings if f.rule in FOREIGN_WALK_RULES})
+        if bad:
+            ctx.emit(READER_FOREIGN, f"{reader} swaps a {order}-endian "
+                     f"section only after a bounded walk, which refuses it ({', '.join(bad)})",
+                     offset=0)
     need = profile.required_flags.get(h.version, 0)
     if READER_FLAGS.id in want and need & ~h.flags and not ctx.relocatable:
         ctx.emit(READER_FLAGS, f"{reader} needs {flag_names(need & ~h.flags)}; flags are "

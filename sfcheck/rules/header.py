@@ -32,6 +32,29 @@ READER_EMPTY = rule(
     f"""The kernel refuses to register a section whose num_fdes or num_fres is 0.
     {PROFILE_ONLY}""",
     "Drop the empty section, or emit the FDEs it should hold.")
+READER_BYTE_ORDER = rule(
+    "header-byte-order-elf", "header", "error", "section byte order differs from the ELF file's",
+    f"""LLVM's SFrameParser decodes a section in its ELF file's byte order, so a section whose
+    magic is in the other order is refused ('invalid magic number (0xe2de)'); libsframe and
+    the runtime readers take either order or see only their own. {PROFILE_ONLY}""",
+    "Emit the section in the byte order of the file that holds it.")
+
+# What libsframe's foreign-endian path (flip_sframe_fdes_with_fres) checks before swapping:
+# every FDE, attribute record and FRE inside the buffer, valid FRE types and sizes, the FRE
+# count and bytes used against the header, zero padding after the last FRE.
+FOREIGN_WALK_RULES = frozenset((
+    "layout-fde-array-bounds", "layout-fde-fres-bounds", "layout-fre-bounds", "layout-num-fres",
+    "layout-fre-len", "layout-trailing-bytes", "layout-fre-overlap", "fde-fre-type",
+    "fre-size-code", "fre-datawords-size", "header-auxhdr"))
+READER_FOREIGN = rule(
+    "header-foreign-order-refused", "header", "error",
+    "reader's byte-swapping walk refuses the section",
+    f"""libsframe swaps a section of the other byte order than the host's only after a bounded
+    walk of every FDE and FRE (flip_sframe_fdes_with_fres): anything out of bounds, an FRE
+    count or length that disagrees with the header, or nonzero bytes after the FREs make
+    sframe_decode fail ('Buffer does not contain SFrame data.'), where a native-endian section
+    would be read as it is. The host is taken to have the ELF file's byte order. {PROFILE_ONLY}""",
+    "Fix the layout findings reported with it, or emit the section in the host's byte order.")
 MODEL_REFUSED = rule(
     "header-reader-refused", "header", "error", "reader refuses to register the section",
     f"""The modelled reader's registration checks fail, so it never unwinds with this
