@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..record import Record
-from ..result import Result, Severity
+from ..result import Finding, Result, Severity
 from ..rules import RULES
 
 
@@ -62,6 +62,18 @@ class Summary(Record):
             else None
 
 
+def _count(s: Summary, rc: RuleCount, severities: Counter[str], f: Finding) -> None:
+    """One finding into its rule's row and the totals (waived ones apart)."""
+    if Severity.parse(rc.severity) < f.severity:
+        rc.severity = str(f.severity)
+    rc.count += 1
+    if f.waived is not None:
+        rc.waived += 1
+        s.waived += 1
+    else:
+        severities[str(f.severity)] += 1
+
+
 def summarize(result: Result) -> Summary:
     s = Summary(skipped_non_elf=result.skipped.non_elf, skipped_links=result.skipped.links,
                 skipped_special=result.skipped.special,
@@ -90,25 +102,9 @@ def summarize(result: Result) -> Summary:
         for rid in {f.rule for f in res.findings}:
             rules.setdefault(rid, RuleCount(rid, "info")).files += 1
         for f in res.findings:
-            rc = rules[f.rule]
-            if Severity.parse(rc.severity) < f.severity:
-                rc.severity = str(f.severity)
-            rc.count += 1
-            if f.waived is not None:
-                rc.waived += 1
-                s.waived += 1
-            else:
-                severities[str(f.severity)] += 1
+            _count(s, rules[f.rule], severities, f)
     for f in result.findings:  # about the scan as a whole: counted, in no file
-        rc = rules.setdefault(f.rule, RuleCount(f.rule, str(f.severity)))
-        if Severity.parse(rc.severity) < f.severity:
-            rc.severity = str(f.severity)
-        rc.count += 1
-        if f.waived is not None:
-            rc.waived += 1
-            s.waived += 1
-        else:
-            severities[str(f.severity)] += 1
+        _count(s, rules.setdefault(f.rule, RuleCount(f.rule, str(f.severity))), severities, f)
     s.archives = len(archives)
     s.versions = dict(sorted(versions.items()))
     s.severities = {str(sev): severities[str(sev)] for sev in reversed(Severity)}

@@ -44,18 +44,15 @@ def counts_text(errors: int, warnings: int, infos: int, waived: int = 0) -> str:
 
 
 def _line(f: Finding, colour: bool, profile: str | None = None) -> str:
-    line = escape(f.text() + note(f, profile))
-    if f.waived is not None:
-        line += f" (waived: {escape(f.waived)})"
-        return _DIM + line + _RESET if colour else line
-    if colour:
-        sev = str(f.severity)
-        line = line.replace(f": {sev}: ", f": {_COLOURS[f.severity]}{sev}{_RESET}: ", 1)
-    return line
+    return _coloured(escape(f.text() + note(f, profile)), f, colour)
 
 
 def _scan_line(f: Finding, colour: bool) -> str:
-    line = escape(scan_text(f))
+    return _coloured(escape(scan_text(f)), f, colour)
+
+
+def _coloured(line: str, f: Finding, colour: bool) -> str:
+    """A report line with its waiver, dimmed when waived, its severity coloured otherwise."""
     if f.waived is not None:
         line += f" (waived: {escape(f.waived)})"
         return _DIM + line + _RESET if colour else line
