@@ -13,8 +13,7 @@ from ..elf.model import ElfSFrameInfo
 from ..errors import DecodeError
 from ..format import constants as C
 from ..format.decode import Decoder
-from ..format.model import FRE
-from ..format.model import Header
+from ..format.model import FRE, Header
 from ..profiles import Profile, flag_names
 from ..walk.context import SectionContext
 from ..wording import plural
