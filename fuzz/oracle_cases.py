@@ -143,6 +143,11 @@ def hostile_sections() -> Iterator[tuple[str, bytes]]:
         yield "v3-flex-retyped-default", _put(v3, attrs + 3, "<B", v3[attrs + 3] & ~0x1F)
         yield "v3-flex-fre-type-addr4", _put(v3, attrs + 2, "<B", (v3[attrs + 2] & 0xF0) | 2)
         yield "v3-flex-type-2", _put(v3, attrs + 3, "<B", (v3[attrs + 3] & ~0x1F) | 2)
+        # the FLEX FDE's first FRE with one data word: dump_sframe_func_fres_flex asserts
+        info = attrs + 5 + (1, 2, 4)[v3[attrs + 2] & 0xF]
+        yield "v3-flex-one-word", _put(v3, info, "<B", (v3[info] & 0xE1) | (1 << 1))
+        # abi_arch 0: the FLEX FRE's register names trip sframe_get_reg_name's assertion
+        yield "v3-flex-abi-unknown", _put(v3, 4, "<B", 0)
     attrs0 = _fre_base(v3) + _get(v3, _fde_at(v3, 0) + 12)
     yield "v3-default-retyped-flex", _put(v3, attrs0 + 3, "<B", v3[attrs0 + 3] | C.FDE_TYPE_FLEX)
 

@@ -213,11 +213,6 @@ FREOFF_WHY = ("LLVM ignores sfh_freoff: sfcheck's FRE findings describe bytes LL
 # FRE past fre_len but inside the section is dumped, one past the section refused.
 FRE_LEN_WHY = ("LLVM bounds FREs by the section, not sfh_fre_len: the rule does not say which "
                "end an FRE block runs past")
-# objdump's flex dumper asserts when the words it reads do not make a CFA rule: whether a
-# wrong word count or FDE type reaches it depends on which type the FDE now says.
-FLEX_WHY = ("objdump asserts only when the FDE is read as FLEX (dump_sframe_func_fres_flex, "
-            "and sframe_get_reg_name for an unknown ABI): the word-count, type and ABI rules "
-            "do not say whether a FLEX FDE is there")
 # An FRE type over 2 trips sframe_fre_start_addr_size's assertion on some paths; on others
 # sframe_decoder_get_fre fails and the dump leaves the function's rows out.
 FRE_TYPE_WHY = ("an FRE type over 2 asserts on some of libsframe's paths and quietly drops the "
@@ -232,8 +227,6 @@ ANY = (ACCEPT, REJECT, CRASH)
 MEMORY_DEPENDENT: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {
     "objdump-sid": [(_OVERREAD, (ACCEPT, CRASH), OVERREAD_WHY),
                     (("layout-fde-array-bounds",), (REJECT,), OOM_WHY),
-                    (("fre-word-count", "fde-type-unknown", "header-abi-unknown"), ANY,
-                     FLEX_WHY),
                     (("fde-fre-type",), (ACCEPT,), FRE_TYPE_WHY)],
     "objdump-2.40": [(_OVERREAD, (ACCEPT, CRASH), OVERREAD_WHY),
                      (("layout-fde-array-bounds",), (REJECT,), OOM_WHY),

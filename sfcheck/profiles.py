@@ -525,7 +525,8 @@ LIBSFRAME_PROFILE = Profile(
              # sframe_assert aborts: objdump asserts or segfaults
              **dict.fromkeys(("layout-fde-array-bounds", "layout-fde-fres-bounds",
                               "layout-fre-bounds", "fde-fre-type", "fre-start-beyond-size",
-                              "fre-datawords-size"), CRASHES),
+                              "fre-datawords-size", "fre-reader-flex-one-word",
+                              "fre-reader-flex-abi"), CRASHES),
              "layout-fdeoff-nonzero": MISREADS,
              "defect-ld-discarded-sframe": REFUSES},  # a zero-size section: 'Corrupt SFrame'
     group_effects=_DUMPER_GROUPS,
@@ -544,6 +545,16 @@ LIBSFRAME_PROFILE = Profile(
             "flags, so lookups in a section without FDE_FUNC_START_PCREL use wrong function "
             "starts (objdump's dumper checks the flag and still prints them right).",
             f"{LIBSFRAME}; {LIBSFRAME_DUMP}"),
+        "fre-reader-flex-one-word": Fact(
+            "dump_sframe_func_fres_flex reads a FLEX FRE's CFA control word (word 0) and CFA "
+            "offset (word 1) and runs sframe_assert (!err_cfa_reg && !err_cfa_offset): one "
+            "data word aborts objdump/readelf --sframe (a DEFAULT FDE's one word is its CFA "
+            "offset and dumps).", f"{LIBSFRAME_DUMP}; {OBJDUMP_SEEN}"),
+        "fre-reader-flex-abi": Fact(
+            "sframe_format_fre_disp names a FLEX FRE's reg_p control word with "
+            "sframe_get_reg_name, which knows abi_arch 1-4 only and runs sframe_assert "
+            "(false) otherwise: objdump/readelf --sframe abort (sframe_decode accepts the "
+            "unknown ABI).", f"{LIBSFRAME_DUMP}; {OBJDUMP_SEEN}"),
     },
     overrides={
         "defect-fre-start-at-size": Override(

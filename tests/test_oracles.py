@@ -88,9 +88,23 @@ def test_overread_mismatch_is_listed_and_others_are_not() -> None:
     assert O.known_reason("hostile/x", "objdump-sid", rej, over) == ""
     huge = O.Prediction(O.CRASH, ["layout-fde-array-bounds"], by_effect=True)
     assert O.known_reason("hostile/x", "objdump-sid", rej, huge) == O.OOM_WHY
-    # a rule the reader ignores still explains the flex dumper's assertion
+    # the flex dumper's assertions are predicted (fre-reader-flex-*), no longer listed
     flex = O.Prediction(O.ACCEPT, [], by_effect=True, uncounted=["fre-word-count"])
-    assert O.known_reason("hostile/x", "objdump-sid", O.Outcome(O.CRASH, ""), flex) == O.FLEX_WHY
+    assert O.known_reason("hostile/x", "objdump-sid", O.Outcome(O.CRASH, ""), flex) == ""
+
+
+def test_flex_dumper_aborts_are_predicted() -> None:
+    h = _hostile()
+    one = O.predict(oc.wrap(h["v3-flex-one-word"]), "libsframe-2.46")
+    assert one.verdict == O.CRASH and "fre-reader-flex-one-word" in one.errors
+    abi = O.predict(oc.wrap(h["v3-flex-abi-unknown"]), "libsframe-2.46")
+    assert abi.verdict == O.CRASH and "fre-reader-flex-abi" in abi.errors
+    # a DEFAULT FDE's one word is its CFA offset: the dumper prints it
+    plain = O.predict(oc.wrap(h["v3-flex-retyped-default"]), "libsframe-2.46")
+    assert "fre-reader-flex-one-word" not in plain.errors
+    # the same sections under strict: the consumer rules stay silent
+    strict = {f.rule for f in check_elf(oc.wrap(h["v3-flex-abi-unknown"])).findings}
+    assert not strict & {"fre-reader-flex-one-word", "fre-reader-flex-abi"}
 
 
 def _bounded_cases() -> list[tuple[str, bytes]]:

@@ -31,7 +31,8 @@ from strategies import mutated_sections, sections
 
 CONSUMER_IDS = ({K.READER_VERSION.id, K.READER_FLAGS.id, K.READER_AUXHDR.id, K.READER_EMPTY.id,
                  K.READER_OFFSETS.id, K.READER_STARTS.id, K.READER_TEXT.id,
-                 K.READER_BYTE_ORDER.id, K.READER_FOREIGN.id}
+                 K.READER_BYTE_ORDER.id, K.READER_FOREIGN.id,
+                 K.READER_FLEX_ONE_WORD.id, K.READER_FLEX_ABI.id}
                 | {r.id for r in K.MODEL_RULES.values()})
 # The .eh_frame cross-check judges the data, not what a reader accepts: left out of the
 # corpus acceptance tests so they test the profiles alone.
@@ -462,3 +463,16 @@ def test_valid_sections_every_profile(s: Section) -> None:
             assert set(ids) & CONSUMER_IDS == {K.READER_VERSION.id}
         else:
             assert K.READER_VERSION.id not in ids
+
+
+def test_flex_registers_the_dumper_names() -> None:
+    """Which FLEX control words libsframe's dumper passes to sframe_get_reg_name."""
+    from sfcheck.rules.consumer import _flex_registers
+    reg = (7 << 3) | 1  # reg_p, register 7
+    assert _flex_registers(make_fre(0, [reg, 8])) == ["CFA"]
+    assert _flex_registers(make_fre(0, [2, 8])) == []  # CFA-relative: "c", no register name
+    assert _flex_registers(make_fre(0, [reg])) == []  # one word: the dumper asserts first
+    assert _flex_registers(make_fre(0, [reg, 8, reg, 0])) == ["CFA", "RA"]
+    # RA padding (word 2 is 0) moves FP's control word to 3
+    assert _flex_registers(make_fre(0, [reg, 8, 0, reg, 16])) == ["CFA", "FP"]
+    assert _flex_registers(make_fre(0, [2, 8, 2, -8, reg, 0])) == ["FP"]

@@ -10,7 +10,10 @@ message names the reader.
 from __future__ import annotations
 
 from ..elf.model import ElfSFrameInfo
-from ..format.model import Header
+from ..errors import DecodeError
+from ..format import constants as C
+from ..format.decode import Decoder
+from ..format.model import FRE, Header
 from ..profiles import Profile, flag_names
 from ..walk.context import SectionContext
 from ..wording import plural
@@ -24,7 +27,13 @@ from .fde import (
     MODEL_WRONG_ROW,
     READER_STARTS,
 )
-from .fre import MODEL_WALK_LOOPS, MODEL_WALK_STOPS, MODEL_WALK_WARN
+from .fre import (
+    MODEL_WALK_LOOPS,
+    MODEL_WALK_STOPS,
+    MODEL_WALK_WARN,
+    READER_FLEX_ABI,
+    READER_FLEX_ONE_WORD,
+)
 from .header import (
     FOREIGN_WALK_RULES,
     MODEL_REFUSED,
@@ -82,8 +91,57 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
             prev = pc
     if READER_TEXT.id in want and profile.one_text_segment and info is not None:
         _check_text_segments(ctx, info, reader)
+    if (READER_FLEX_ONE_WORD.id in want or READER_FLEX_ABI.id in want) \
+            and h.version == C.VERSION_3:
+        _check_flex_dump(ctx, profile, h)
     if profile.model:
         check_reader_model(ctx, profile, info)
+
+
+def _flex_registers(fre: FRE) -> list[str]:
+    """The control words of a FLEX FRE that libsframe's dumper hands to sframe_get_reg_name:
+    CFA (word 0), RA (word 2, unless 0: padding) and FP (word 4, or 3 after padding), each
+    only when the dumper can read it and its offset, and its reg_p bit is set."""
+    n = fre.count
+    if n < 2:
+        return []
+    w = [fre.uword(k) or 0 for k in range(n)]
+    named = ["CFA"] if w[0] & 1 else []
+    if n > 2 and w[2] and w[2] & 1:
+        named.append("RA")
+    fp = 3 if n > 2 and not w[2] else 4
+    if fp + 1 < n and w[fp] & 1:
+        named.append("FP")
+    return named
+
+
+def _check_flex_dump(ctx: SectionContext, profile: Profile, h: Header) -> None:
+    """What libsframe's dumper (dump_sframe_func_fres_flex) asserts on, first case of each:
+    it aborts there, so later ones are never reached."""
+    want = profile.consumer
+    one_word = READER_FLEX_ONE_WORD.id in want
+    unknown_abi = READER_FLEX_ABI.id in want and h.abi not in C.ABI_NAMES
+    try:
+        for i, fde in enumerate(Decoder(ctx.data, h).iter_fdes()):
+            if not fde.flex(h.version):
+                continue
+            for j, fre in enumerate(fde.fres):
+                where = dict(fde=i, fre=j, offset=fre.offset)
+                if one_word and fre.count == 1:
+                    ctx.emit(READER_FLEX_ONE_WORD, f"1 data word in a FLEX FRE: "
+                             f"{profile.reader}'s dumper asserts the CFA offset exists "
+                             "(dump_sframe_func_fres_flex)", **where)
+                    one_word = False
+                regs = _flex_registers(fre) if unknown_abi else []
+                if regs:
+                    ctx.emit(READER_FLEX_ABI, f"{'/'.join(regs)} register in a FLEX FRE under "
+                             f"abi_arch {h.abi}: {profile.reader}'s dumper asserts in "
+                             "sframe_get_reg_name", **where)
+                    unknown_abi = False
+                if not (one_word or unknown_abi):
+                    return
+    except DecodeError:
+        return  # the structural rules report where decoding stops
 
 
 def _check_offsets(ctx: SectionContext, profile: Profile, h: Header) -> None:

@@ -21,7 +21,7 @@ from ..format.datawords import cfa_offset
 from ..format.fre_info_table import COUNT, INFO
 from ..format.model import FDE, FRE, Header
 from .defect import FRE_START_AT_SIZE
-from .registry import MODEL_ONLY, rule
+from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
 MODEL_WALK_LOOPS = rule(
     "fre-reader-walk-loops", "fre", "error", "reader's walker repeats a frame",
@@ -43,6 +43,20 @@ MODEL_WALK_STOPS = rule(
     in the topmost frame; a row that fails a guard ends the trace when it is met in a
     deeper frame. {MODEL_ONLY}""",
     "Expected for DRAP prologues (CFA in another register); otherwise check the CFA offset.")
+READER_FLEX_ONE_WORD = rule(
+    "fre-reader-flex-one-word", "fre", "error", "reader's dumper aborts on a one-word FLEX FRE",
+    f"""A FLEX FDE's FRE with one data word: libsframe's dumper (objdump/readelf --sframe)
+    reads the CFA control word and the CFA offset (word 1) and asserts both exist, so the
+    dump aborts there. fre-word-count reports the count under every profile; this rule says
+    which reader dies of it. {PROFILE_ONLY}""",
+    "Give a FLEX FRE 0, 2, 4, 5 or 6 words.")
+READER_FLEX_ABI = rule(
+    "fre-reader-flex-abi", "fre", "error",
+    "reader's dumper aborts on a register in a FLEX FRE of an unknown ABI",
+    f"""A FLEX FRE whose CFA, RA or FP control word names a register (reg_p) in a section
+    whose abi_arch libsframe has no register names for: sframe_get_reg_name asserts, and
+    objdump/readelf --sframe abort. {PROFILE_ONLY}""",
+    "Use a known abi_arch (1-4), or no FLEX FDEs.")
 SIZE_CODE = rule(
     "fre-size-code", "fre", "error", "FRE data-word size code 3",
     """Bits 5-6 of fre_info give the data-word size: 0, 1, 2 for 1, 2, 4 bytes; 3 is invalid.
