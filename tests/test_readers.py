@@ -12,7 +12,7 @@ from sfcheck.checker import Options, check_section_bytes
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.readers import compare, rfc2023, v3series
-from sfcheck.readers.outcome import DIV0, REFUSED, ROW, Outcome
+from sfcheck.readers.outcome import DIV0, PAST, REFUSED, ROW, Outcome
 from sfcheck.result import Severity
 
 from strategies import mutated_sections, sections
@@ -280,3 +280,32 @@ def test_stacktrace_setup_hands_its_ranges_to_sframe_add_section() -> None:
     # an end that wraps below the start passes this check (the header check refuses it)
     assert stacktrace_setup(REG, 0x1000, (1 << 64) - 0x800, 0x4000, 0x100) == (
         (0x1000, 0x800), (0x4000, 0x4100))
+
+
+def test_memo_keeps_a_read_past_the_section_for_the_lookup_that_makes_it():
+    # The last FRE's start is the section's last byte: a lookup that stops before it never
+    # reads its info byte; one at or after it does, and must still read past the section.
+    data = v1([FDE(start=0x100, size=0x40, info=fde_info(C.FRE_TYPE_ADDR1),
+                   fres=(make_fre(0, [8]), make_fre(0x10, [16])))])
+    data = data[:-2]  # drop the last FRE's info and CFA offset, keep its start
+    sec = rfc2023.register(data, VMA)
+    assert not isinstance(sec, Outcome)
+    memo = rfc2023.Memo(data)
+    assert rfc2023.lookup(data, sec, VMA + 0x104, memo).kind == ROW
+    out = rfc2023.lookup(data, sec, VMA + 0x110, memo)
+    assert out.kind == PAST and "FRE 1 info" in out.detail
+    assert out == rfc2023.lookup(data, sec, VMA + 0x110)
+    assert rfc2023.lookup(data, sec, VMA + 0x104, memo).kind == ROW
+
+
+@given(mutated_sections())
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+def test_memo_lookups_equal_fresh_lookups(data: bytes):
+    # As v1 (the RFC reads only v1) with flags and auxhdr_len the reader registers.
+    data = data[:2] + b"\x01\x01" + data[4:7] + b"\x00" + data[8:]
+    sec = rfc2023.register(data, VMA)
+    assume(not isinstance(sec, Outcome))
+    pcs = [p.pc for p in compare.probe_pcs(compare.SFrameTable(data, vma=VMA))]
+    memo = rfc2023.Memo(data)
+    for pc in [*reversed(pcs), *pcs, VMA, VMA + 0x1000]:
+        assert rfc2023.lookup(data, sec, pc, memo) == rfc2023.lookup(data, sec, pc)

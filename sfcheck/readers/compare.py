@@ -275,11 +275,12 @@ def run_rfc2023(data: bytes, vma: int = 0, text: tuple[int, int] | None = None,
                            sec.detail, sec.cause)
         return
     table = SFrameTable(data, vma=vma)
+    memo = rfc2023.Memo(data)
     for probe in probe_pcs(table, limit):
         if text is not None and not text[0] <= probe.pc < text[1]:
             continue
-        d = _classify(table, probe, rfc2023.lookup(data, sec, probe.pc), rfc2023.READER,
-                      guards=True)
+        d = _classify(table, probe, rfc2023.lookup(data, sec, probe.pc, memo),
+                      rfc2023.READER, guards=True)
         if d is not None:
             yield d
 

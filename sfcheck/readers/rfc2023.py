@@ -29,6 +29,7 @@ from .outcome import EINVAL, PAST, REFUSED, ROW, UNINIT, Bytes, Outcome, PastSec
 READER = "the 2023 RFC kernel reader"
 FDE_SIZE = 17  # struct sframe_fde (v1, packed): start s32, size u32, fres_off, fres_num, info
 SP, FP = 7, 6  # x86-64 DWARF numbers: the RFC unwinds x86-64 only
+OFFSET_SIZES = {0: 1, 1: 2, 2: 4}  # FRE info's offset size code -> bytes (3 is invalid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +78,30 @@ def register(data: bytes, vma: int) -> Registered | Outcome:
                       fp_off, flags)
 
 
-def lookup(data: bytes, sec: Registered, ip: int) -> Outcome:
-    """sframe_find(ip): find_fde then find_fre, plus what the walker does with the row."""
-    mem = Bytes(data)
+class Memo:
+    """What lookups in one registered section have read so far: the bytes never change,
+    so a checker probing many PCs decodes each FDE start, FDE record and FRE header once.
+    Only successful reads are kept; a read outside the section is redone (and raises)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.mem = Bytes(data)
+        self.starts: dict[int, int] = {}  # FDE record -> its start (s32)
+        self.fdes: dict[int, tuple[int, int, int, int]] = {}  # start, fres_off, num, info
+        # FDE record -> its FREs' (start, info byte or None if past the section), in order
+        self.fres: dict[int, list[tuple[int, int | None]]] = {}
+
+
+def lookup(data: bytes, sec: Registered, ip: int, memo: Memo | None = None) -> Outcome:
+    """sframe_find(ip): find_fde then find_fre, plus what the walker does with the row.
+    `memo` (made from the same `data`) carries decoded records between lookups."""
+    if memo is None:
+        memo = Memo(data)
     try:
-        got = _find_fde(mem, sec, ip)
+        got = _find_fde(memo, sec, ip)
         if isinstance(got, Outcome):
             return got
         index, notes = got
-        out = _find_fre(mem, sec, index, ip)
+        out = _find_fre(memo, sec, index, ip)
     except PastSection as exc:
         return Outcome(PAST, f"{READER} {exc}")
     if notes:
@@ -94,7 +110,7 @@ def lookup(data: bytes, sec: Registered, ip: int) -> Outcome:
     return out
 
 
-def _find_fde(mem: Bytes, sec: Registered, ip: int) -> tuple[int, tuple[str, ...]] | Outcome:
+def _find_fde(memo: Memo, sec: Registered, ip: int) -> tuple[int, tuple[str, ...]] | Outcome:
     ip_off = wrap(ip - sec.vma, 32)  # s32 ip_off = ip - sframe_addr
     first, last = 0, sec.num_fdes  # last = first + num_fdes: one record too far
     found: int | Uninit = Uninit("found")
@@ -104,7 +120,10 @@ def _find_fde(mem: Bytes, sec: Registered, ip: int) -> tuple[int, tuple[str, ...
         if mid >= sec.num_fdes:
             notes.append(f"binary search reads FDE record {mid}, one past the table of "
                          f"{sec.num_fdes} (section offset {sec.fdes + mid * FDE_SIZE:#x})")
-        func_off = mem.sint(sec.fdes + mid * FDE_SIZE, 4, f"FDE {mid} start")
+        func_off = memo.starts.get(mid)
+        if func_off is None:
+            func_off = memo.starts[mid] = memo.mem.sint(sec.fdes + mid * FDE_SIZE, 4,
+                                                        f"FDE {mid} start")
         if ip_off >= func_off:
             found, first = mid, mid + 1
         else:
@@ -116,12 +135,16 @@ def _find_fde(mem: Bytes, sec: Registered, ip: int) -> tuple[int, tuple[str, ...
     return found, tuple(notes)
 
 
-def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
-    base = sec.fdes + index * FDE_SIZE
-    start = mem.sint(base, 4, f"FDE {index} start")
-    fres_off = mem.uint(base + 8, 4, f"FDE {index} fres_off")
-    fres_num = mem.uint(base + 12, 4, f"FDE {index} fres_num")
-    info = mem.uint(base + 16, 1, f"FDE {index} info")
+def _find_fre(memo: Memo, sec: Registered, index: int, ip: int) -> Outcome:
+    mem = memo.mem
+    rec = memo.fdes.get(index)
+    if rec is None:
+        base = sec.fdes + index * FDE_SIZE
+        rec = memo.fdes[index] = (mem.sint(base, 4, f"FDE {index} start"),
+                                  mem.uint(base + 8, 4, f"FDE {index} fres_off"),
+                                  mem.uint(base + 12, 4, f"FDE {index} fres_num"),
+                                  mem.uint(base + 16, 1, f"FDE {index} info"))
+    start, fres_off, fres_num, info = rec
     phantom = index >= sec.num_fdes
     fre_type, pcmask = info & 0xF, bool(info & 0x10)
     if fre_type > 2:
@@ -134,8 +157,15 @@ def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
     count = size = 0
     notes: list[str] = []
     prev_start: int | None = None
+    seen = memo.fres.setdefault(index, [])
     for j in range(fres_num):  # bounded: every FRE advances f by >= 2 bytes inside the data
-        fre_start = wrap(mem.uint(f, addr_size, f"FDE {index} FRE {j} start"), 32)
+        if j < len(seen):
+            fre_start, fre_info = seen[j]
+        else:  # FRE j's position depends only on FREs 0..j-1: decode it once
+            fre_start = wrap(mem.uint(f, addr_size, f"FDE {index} FRE {j} start"), 32)
+            at = f + addr_size
+            fre_info = mem.data[at] if at < len(mem.data) else None
+            seen.append((fre_start, fre_info))
         f += addr_size
         if prev_start is not None and fre_start <= prev_start:
             notes.append(f"FRE {j} starts at {fre_start:#x}, not after FRE {j - 1} "
@@ -144,10 +174,11 @@ def _find_fre(mem: Bytes, sec: Registered, index: int, ip: int) -> Outcome:
         if not pcmask and fre_start > ip_off:
             break
         # PCMASK: the `ip_off % rep_size` test is compiled out, so no FRE ends the scan.
-        fre_info = mem.uint(f, 1, f"FDE {index} FRE {j} info")
+        if fre_info is None:  # only now does the reader read the byte past the section
+            fre_info = mem.uint(f, 1, f"FDE {index} FRE {j} info")
         f += 1
         count = (fre_info >> 1) & 0xF
-        size = {0: 1, 1: 2, 2: 4}.get((fre_info >> 5) & 3, 0)
+        size = OFFSET_SIZES.get((fre_info >> 5) & 3, 0)
         if not count or not size:
             return Outcome(EINVAL, f"FDE {index} FRE {j}: offset count {count}, size code "
                            f"{(fre_info >> 5) & 3}", index, j)
