@@ -16,6 +16,7 @@ from sfcheck.elf.constants import SHT_NOBITS, SHT_REL, SHT_RELA
 from sfcheck.elf.headers import PARSE_ERRORS
 from sfcheck.elf.model import ElfFacts, SFrameReloc
 from sfcheck.elf.relocations import RELOC_TYPES
+from sfcheck.elf.symbols import VALUE_AND_SECTION, entry_format, entry_size
 from sfcheck.errors import ElfError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
@@ -78,14 +79,14 @@ def _comdat(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
         if sh.type != SHT_GROUP or sh.size < 4 or len(out) >= MAX_GROUP_MEMBERS:
             continue
         raw = loader.section_bytes(sh, names[sh.index])
-        words = struct.unpack_from(f"{loader.order}{len(raw) // 4}I", raw)
+        keep = min(len(raw) // 4, MAX_GROUP_MEMBERS - len(out) + 1)  # flag word + members
+        words = struct.unpack_from(f"{loader.order}{keep}I", raw)
         if not words or not words[0] & GRP_COMDAT:
             continue
         if sh.link not in tables:
             tables[sh.link] = _symbol_tables(loader, shdrs, names, sh.link)
         sig = _symbol_name(loader, names, *tables[sh.link], sh.info) or f"[{sh.index}]"
-        out.extend((m, sig) for m in words[1:MAX_GROUP_MEMBERS - len(out) + 1]
-                   if 0 < m < len(shdrs))
+        out.extend((m, sig) for m in words[1:] if 0 < m < len(shdrs))
     return tuple(out)
 
 
@@ -95,20 +96,20 @@ def _symbol_tables(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
     if not 0 < symtab < len(shdrs) or not 0 < shdrs[symtab].link < len(shdrs):
         return b"", b""
     st = shdrs[symtab]
-    return (loader.section_bytes(st, names[symtab]),
+    return (loader.symbol_table(st, names[symtab]),
             loader.section_bytes(shdrs[st.link], names[st.link]))
 
 
 def _symbol_name(loader: Any, names: Sequence[str], raw: bytes, strtab: bytes,
                  sym: int) -> str | None:
-    entsize = 24 if loader.elfclass == 64 else 16
+    is64 = loader.elfclass == 64
+    entsize = entry_size(is64)
     if (sym + 1) * entsize > len(raw):
         return None
-    name = _cstr(strtab, struct.unpack_from(loader.order + "I", raw, sym * entsize)[0])
+    fields = struct.unpack_from(entry_format(loader.order, is64), raw, sym * entsize)
+    name = _cstr(strtab, fields[0])  # st_name
     if not name:  # a section symbol: the section's name
-        fmt = "IBBHQQ" if loader.elfclass == 64 else "IIIBBH"
-        fields = struct.unpack_from(loader.order + fmt, raw, sym * entsize)
-        shndx = fields[3] if loader.elfclass == 64 else fields[5]
+        shndx = VALUE_AND_SECTION[is64](fields)[1]
         name = names[shndx] if 0 < shndx < len(names) else ""
     return name or None
 
@@ -117,21 +118,21 @@ def _relocs(loader: Any, shdrs: Sequence[Any], names: Sequence[str],
             sframe_indices: Sequence[int]) -> tuple[SFrameReloc, ...]:
     """Every REL/RELA entry against an SFrame section, with the section its symbol is in."""
     out: list[SFrameReloc] = []
-    entsize = 24 if loader.elfclass == 64 else 16
-    fmt = loader.order + ("IBBHQQ" if loader.elfclass == 64 else "IIIBBH")
+    is64 = loader.elfclass == 64
+    entsize, fmt, section_of = entry_size(is64), entry_format(loader.order, is64), \
+        VALUE_AND_SECTION[is64]
     for rs in shdrs:
         if rs.type not in (SHT_REL, SHT_RELA) or rs.info not in sframe_indices:
             continue
         symtab = b""
         if 0 < rs.link < len(shdrs):
-            symtab = loader.section_bytes(shdrs[rs.link], names[rs.link])
-        for r_offset, sym, rtype, _addend in loader.relocator._iter_relocs(rs, names[rs.index]):
+            symtab = loader.symbol_table(shdrs[rs.link], names[rs.link])
+        for r_offset, sym, rtype, _addend in loader.relocator.entries(rs, names[rs.index]):
             if len(out) >= MAX_RELOCS:
                 return tuple(out)
             target = 0
             if sym and (sym + 1) * entsize <= len(symtab):
-                fields = struct.unpack_from(fmt, symtab, sym * entsize)
-                shndx = fields[3] if loader.elfclass == 64 else fields[5]
+                shndx = section_of(struct.unpack_from(fmt, symtab, sym * entsize))[1]
                 target = shndx if 0 < shndx < min(len(shdrs), 0xFF00) else 0
             out.append(SFrameReloc(rs.info, r_offset, rtype, target))
     return tuple(out)

@@ -72,7 +72,7 @@ class Relocator:
         self.elf, self.shdrs, self.names = elf, shdrs, names
         self._plans: dict[int, list[Reloc]] = {}  # section index -> its relocations
 
-    def _iter_relocs(self, rs: Shdr, name: str) -> Iterator[tuple[int, int, int, int | None]]:
+    def entries(self, rs: Shdr, name: str) -> Iterator[tuple[int, int, int, int | None]]:
         """Yield (r_offset, symbol index, type, addend or None for REL)."""
         elf = self.elf
         rela = rs.type == SHT_RELA
@@ -125,7 +125,7 @@ class Relocator:
                 continue
             rname = names[rs.index] or f"#{rs.index}"
             symtab, count = None, 0  # the linked symbol table, read at the first symbol
-            for j, (r_offset, sym, rtype, addend) in enumerate(self._iter_relocs(rs, rname)):
+            for j, (r_offset, sym, rtype, addend) in enumerate(self.entries(rs, rname)):
                 kind = types.get(rtype)
                 if kind is None:
                     raise elf.fail(
