@@ -15,14 +15,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pytest
+from elfbuild import (
+    SHF_ALLOC,
+    SHF_EXECINSTR,
+    SHT_GNU_SFRAME,
+    SHT_NOBITS,
+    SHT_PROGBITS,
+    Elf,
+    Phdr,
+    Sec,
+    symbol,
+)
 from test_rule_locations import test_fde_fre_type_fires_on_the_fde_that_has_it
 from test_rules import FDE_CASES, HEADER_CASES, amd64, build, fde, patch
 
-from sfcheck.checker import Options, check_section_bytes
+from sfcheck.checker import Options, check_elf, check_section_bytes
+from sfcheck.elf.constants import MAX_SFRAME_SECTIONS, PT_GNU_SFRAME
+from sfcheck.elf.loader import load_elf
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
+from sfcheck.format.decode import decode_header
 from sfcheck.result import Finding
 from sfcheck.rules import RULES
+from sfcheck.rules.elf import check_vdso
+from sfcheck.walk.context import SectionContext
 
 HEADER = 28
 V2_FDE, V3_INDEX, V3_ATTR = 20, 16, 5
@@ -284,6 +300,22 @@ def _div_zero() -> list[Finding]:
                        fres=(make_fre(0, [8]), make_fre(11, [16]))))
 
 
+@located("layout-reader-past", Where(fde=1))
+def _reader_past() -> list[Finding]:
+    """FDE 1 claims 5 FREs where the section holds 1; the probe just past FDE 0 lands in
+    FDE 1, whose FREs the RFC reader reads past the section's end."""
+    fdes = [fde(size=0x40), fde(start=0x140, size=0x20, fres=(make_fre(0, [8]),))]
+    data = bytearray(encode(build_section(1, C.ABI_AMD64_LE, fdes, flags=C.F_FDE_SORTED)))
+    struct.pack_into("<I", data, HEADER + 17 + 12, 5)  # v1 record: start size fre_off num_fres
+    return section_findings(bytes(data), "kernel-rfc-2023", VMA)
+
+
+@located("header-reader-refused", Where())  # a refusal is the section's, at no one field
+def _reader_refused() -> list[Finding]:
+    return section_findings(encode(build_section(1, C.ABI_AMD64_LE, _plus(), flags=0)),
+                            "kernel-rfc-2023", VMA)
+
+
 FLEX_SP = (7 << 3) | 1  # control word: register 7 (rsp), reg_p
 
 
@@ -306,6 +338,269 @@ UNKNOWN_ABI = _flex_fres(make_fre(0, [0, 8]), make_fre(4, [FLEX_SP, 16]))
 @located("fre-reader-flex-abi", Where(offset=v3_fre_offset(UNKNOWN_ABI, 2, 1), fde=2, fre=1))
 def _flex_abi() -> list[Finding]:
     return section_findings(encode(build_section(3, 9, UNKNOWN_ABI)), "libsframe-2.46")
+
+
+@located("fre-reader-warn", Where(fde=2))
+def _reader_warn() -> list[Finding]:
+    """A FLEX RA control word with neither reg_p nor deref_p: the V3 walker's WARN_ON_ONCE."""
+    return _v3k(_third(info2=C.FDE_TYPE_FLEX, fres=(make_fre(0, [FLEX_SP, 16, 1 << 3, -8]),)))
+
+
+# -- ELF rules: a linked file built from parts ----------------------------------------------
+
+TEXT_VMA, TEXT_SIZE, SFRAME_VMA = 0x1000, 0x100, 0x2000
+PT_LOAD, PF_X, PF_W, PF_R = 1, 1, 2, 4
+NO_CFI = Options(disable={"semantic", "defect"})
+
+
+def text_fdes(version: int, sframe_vma: int = SFRAME_VMA, extra: int = 0) -> list[FDE]:
+    """Two functions filling the 0x100-byte .text, plus `extra` bytes past its end for FDE 1
+    (v2/v3 starts relative to their field, v1 to the section)."""
+    out = []
+    for i, (addr, size) in enumerate(((TEXT_VMA, 0x80), (TEXT_VMA + 0x80, 0x80 + extra))):
+        field = sframe_vma + (HEADER + i * {1: 17, 2: V2_FDE, 3: V3_INDEX}[version]
+                              if version > 1 else 0)
+        out.append(fde(start=addr - field, size=size, fres=(make_fre(0, [8]),)))
+    return out
+
+
+def sframe_bytes(version: int = 3, flags: int | None = None, abi: int = C.ABI_AMD64_LE,
+                 extra: int = 0) -> bytes:
+    if flags is None:
+        flags = C.F_FDE_SORTED | (C.F_FDE_FUNC_START_PCREL if version > 1 else 0)
+    return encode(build_section(version, abi, text_fdes(version, extra=extra), flags=flags))
+
+
+def linked_elf(sframe: bytes, *, machine: int = 62, sh_type: int = SHT_GNU_SFRAME,
+               sh_flags: int = SHF_ALLOC, sframe_phdrs: int = 1, seg_shift: int = 0,
+               tail: bytes = b"", section: bool = True, e_type: int = 3,
+               text_phdrs: tuple[tuple[int, int], ...] = ((TEXT_VMA, TEXT_SIZE),)) -> bytes:
+    """An ET_DYN (default) with .text and .sframe, each in a PT_LOAD, and `sframe_phdrs`
+    PT_GNU_SFRAME headers (`seg_shift` bytes off the section; `tail` bytes past it in the
+    segment). Offsets follow elfbuild's layout: sections in order, 8-aligned, after the
+    program headers."""
+    nph = len(text_phdrs) + 1 + sframe_phdrs
+    text_off = 64 + 56 * nph
+    text_off += -text_off % 8
+    sf_off = text_off + TEXT_SIZE
+    secs = [Sec(".text", SHT_PROGBITS, b"\xc3" * TEXT_SIZE, flags=SHF_ALLOC | SHF_EXECINSTR,
+                addr=TEXT_VMA),
+            Sec(".sframe" if section else ".data", sh_type if section else SHT_PROGBITS,
+                sframe + tail, flags=sh_flags, addr=SFRAME_VMA, size=len(sframe))]
+    phdrs = [Phdr(PT_LOAD, text_off + vaddr - TEXT_VMA, vaddr, size, size, PF_R | PF_X)
+             for vaddr, size in text_phdrs]
+    phdrs.append(Phdr(PT_LOAD, sf_off, SFRAME_VMA, len(sframe + tail), len(sframe + tail),
+                      PF_R))
+    phdrs += [Phdr(PT_GNU_SFRAME, sf_off + seg_shift, SFRAME_VMA + seg_shift,
+                   len(sframe + tail), len(sframe + tail)) for _ in range(sframe_phdrs)]
+    return Elf(e_type=e_type, machine=machine, sections=secs, phdrs=phdrs).build()
+
+
+def elf_findings(data: bytes, options: Options = NO_CFI) -> list[Finding]:
+    res = check_elf(data, options=options)
+    assert res.error is None, res.error
+    return res.findings
+
+
+def test_the_built_file_is_clean() -> None:
+    """The base every ELF case changes one thing in: no finding at all."""
+    assert elf_findings(linked_elf(sframe_bytes())) == []
+    assert elf_findings(linked_elf(sframe_bytes(2))) == []
+
+
+@located("elf-abi-machine", Where(offset=4))  # sfh_abi_arch
+def _abi_machine() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), machine=183))  # EM_AARCH64
+
+
+@located("elf-not-sorted", Where(offset=3))  # sfh_flags
+def _not_sorted() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(flags=C.F_FDE_FUNC_START_PCREL)))
+
+
+@located("elf-not-pcrel", Where(offset=3))
+def _not_pcrel() -> list[Finding]:
+    """v2 without PCREL: the starts are then read from the section's address."""
+    fdes = [replace(f, start=f.start + HEADER + i * V2_FDE) for i, f in enumerate(text_fdes(2))]
+    sec = encode(build_section(2, C.ABI_AMD64_LE, fdes, flags=C.F_FDE_SORTED))
+    return elf_findings(linked_elf(sec, sh_type=SHT_PROGBITS))
+
+
+@located("elf-segment-tail", Where(offset=len(sframe_bytes()) + 3))
+def _segment_tail() -> list[Finding]:
+    """PT_GNU_SFRAME holds 4 bytes past sh_size, the fourth nonzero: offset size + 3."""
+    return elf_findings(linked_elf(sframe_bytes(), tail=b"\0\0\0\x07"))
+
+
+@located("elf-fde-outside-text", Where(fde=1, pc=TEXT_VMA + 0x80))
+def _outside_text() -> list[Finding]:
+    """FDE 1 runs 0x10 bytes past the executable segment."""
+    return elf_findings(linked_elf(sframe_bytes(extra=0x10)))
+
+
+# Rules about the section as a whole: the location is the section's name alone.
+SECTION = Where()
+
+
+@located("elf-section-type", SECTION)
+def _section_type() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), sh_type=SHT_PROGBITS))
+
+
+@located("elf-no-segment", SECTION)
+def _no_segment() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), sframe_phdrs=0))
+
+
+@located("elf-segment-mismatch", SECTION)
+def _segment_mismatch() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), seg_shift=8))
+
+
+@located("elf-segment-padded", SECTION)
+def _segment_padded() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), tail=bytes(8)))
+
+
+@located("elf-segment-multiple", SECTION)
+def _segment_multiple() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), sframe_phdrs=2))
+
+
+@located("elf-not-alloc", SECTION)
+def _not_alloc() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes(), sh_flags=0))
+
+
+@located("elf-text-coverage", SECTION)
+def _text_coverage() -> list[Finding]:
+    """The executable segment is 0x10 bytes longer than the functions."""
+    return elf_findings(linked_elf(sframe_bytes(), text_phdrs=((TEXT_VMA, TEXT_SIZE + 0x10),)))
+
+
+@located("elf-text-segments", SECTION)
+def _text_segments() -> list[Finding]:
+    """Each function in its own PF_X segment: the kernel registers per segment."""
+    halves = ((TEXT_VMA, 0x80), (TEXT_VMA + 0x80, 0x80))
+    return elf_findings(linked_elf(sframe_bytes(), text_phdrs=halves),
+                        Options(profile="kernel", disable={"semantic", "defect"}))
+
+
+@located("elf-segment-unlisted", Where(section="PT_GNU_SFRAME[2]"))
+def _segment_unlisted() -> list[Finding]:
+    """No .sframe section header: the segment (program header 2) is checked, and named."""
+    return elf_findings(linked_elf(sframe_bytes(), section=False))
+
+
+@located("elf-empty-sframe", SECTION)
+def _empty_object() -> list[Finding]:
+    return elf_findings(Elf(e_type=1, sections=[
+        Sec(".sframe", SHT_GNU_SFRAME, b"", flags=SHF_ALLOC)]).build())
+
+
+@located("defect-ld-discarded-sframe", SECTION)
+def _discarded() -> list[Finding]:
+    return elf_findings(linked_elf(b"", sframe_phdrs=0), Options())
+
+
+@located("elf-no-sframe-data", SECTION)
+def _nobits() -> list[Finding]:
+    return elf_findings(Elf(sections=[
+        Sec(".sframe", SHT_NOBITS, b"", flags=SHF_ALLOC, size=0x40)]).build())
+
+
+@located("semantic-no-eh-frame", SECTION)
+def _no_eh_frame() -> list[Finding]:
+    return elf_findings(linked_elf(sframe_bytes()), Options())
+
+
+@located("header-byte-order-elf", Where(offset=0))  # the magic, read in the file's order
+def _byte_order_elf() -> list[Finding]:
+    """A big-endian v2 section (the version LLVM reads) in a little-endian file."""
+    data = encode(build_section(2, C.ABI_AARCH64_BE, text_fdes(2), big_endian=True,
+                                flags=C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL))
+    return elf_findings(linked_elf(data, machine=183),
+                        Options(profile="llvm-22", disable={"semantic", "defect"}))
+
+
+@located("header-foreign-order-refused", Where(offset=0))
+def _foreign_refused() -> list[Finding]:
+    """A big-endian section in a little-endian file whose sfh_fre_len claims a byte more:
+    libsframe's swapping walk refuses it."""
+    data = encode(build_section(3, C.ABI_AARCH64_BE, text_fdes(3), big_endian=True))
+    fre_len = struct.unpack_from(">I", data, 0x10)[0]
+    data = data[:0x10] + struct.pack(">I", fre_len + 1) + data[0x14:] + b"\0"
+    return elf_findings(linked_elf(data, machine=183),
+                        Options(profile="libsframe-2.46", disable={"semantic", "defect"}))
+
+
+SHT_RELA, SHT_SYMTAB, SHT_STRTAB, SHT_GROUP = 4, 2, 3, 17
+R_X86_64_PC32, R_X86_64_PC64 = 2, 24
+
+
+def object_file(sframe: bytes, relocs: list[tuple[int, int, int]] = ()) -> bytes:
+    """An ET_REL: .text, .text.f (in COMDAT group "f"), .sframe and its .rela.sframe;
+    `relocs` are (offset, symbol, type) with symbol 1 = .text, 2 = f in .text.f."""
+    rela = b"".join(struct.pack("<QQq", off, (sym << 32) | rtype, 0)
+                    for off, sym, rtype in relocs)
+    symtab = bytes(24) + symbol(0, 0, 0, 2, info=0x03) + symbol(1, 0, 0x10, 3)
+    return Elf(e_type=1, sections=[
+        Sec(".group", SHT_GROUP, struct.pack("<II", 1, 3), link=6, info=2, entsize=4),  # [1]
+        Sec(".text", SHT_PROGBITS, b"\xc3" * 0x10, flags=SHF_ALLOC | SHF_EXECINSTR),  # [2]
+        Sec(".text.f", SHT_PROGBITS, b"\xc3" * 0x10, flags=SHF_ALLOC | SHF_EXECINSTR),  # [3]
+        Sec(".sframe", SHT_GNU_SFRAME, sframe, flags=SHF_ALLOC),  # [4]
+        Sec(".rela.sframe", SHT_RELA, rela, link=6, info=4, entsize=24),  # [5]
+        Sec(".symtab", SHT_SYMTAB, symtab, link=7, info=2, entsize=24),  # [6]
+        Sec(".strtab", SHT_STRTAB, b"\0f\0"),  # [7]
+    ]).build()
+
+
+OBJECT_FDES = [fde(start=0, size=0x10, fres=(make_fre(0, [8]),)),
+               fde(start=0, size=0x10, fres=(make_fre(0, [8]),))]
+START_FIELDS = (HEADER, HEADER + V3_INDEX)  # v3: each index entry begins with its start
+
+
+@located("elf-comdat-sframe-reloc", Where(offset=START_FIELDS[1]))
+def _comdat_reloc() -> list[Finding]:
+    """FDE 0's start is relocated against .text, FDE 1's against the COMDAT member: the
+    finding names the first relocation into the group."""
+    obj = object_file(encode(build_section(3, C.ABI_AMD64_LE, OBJECT_FDES)),
+                      [(START_FIELDS[0], 1, R_X86_64_PC64), (START_FIELDS[1], 2, R_X86_64_PC64)])
+    return elf_findings(obj)
+
+
+@located("elf-sframe-reloc-type", Where(offset=START_FIELDS[1]))
+def _reloc_type() -> list[Finding]:
+    """A v3 start field is 8 bytes (R_X86_64_PC64); FDE 1's is relocated as PC32."""
+    obj = object_file(encode(build_section(3, C.ABI_AMD64_LE, OBJECT_FDES)),
+                      [(START_FIELDS[0], 1, R_X86_64_PC64), (START_FIELDS[1], 1, R_X86_64_PC32)])
+    return elf_findings(obj)
+
+
+@located("object-version-unsupported", Where(offset=2))
+def _object_version() -> list[Finding]:
+    """A v2 object under the kernel's profile (it reads v3 only, once linked)."""
+    return elf_findings(object_file(encode(build_section(2, C.ABI_AMD64_LE, OBJECT_FDES))),
+                        Options(profile="kernel", disable={"semantic", "defect"}))
+
+
+@located("elf-sframe-sections-capped", SECTION)
+def _sections_capped() -> list[Finding]:
+    sec = encode(build_section(3, C.ABI_AMD64_LE, OBJECT_FDES))
+    return elf_findings(Elf(e_type=1, sections=[
+        Sec(".sframe", SHT_GNU_SFRAME, sec, flags=SHF_ALLOC)
+        for _ in range(MAX_SFRAME_SECTIONS + 1)]).build())
+
+
+@located("elf-vdso-sframe", SECTION)
+def _vdso() -> list[Finding]:
+    """The loaded file, told its soname is the vDSO's (elfbuild writes no dynamic section)."""
+    data = sframe_bytes(2)
+    info = load_elf(linked_elf(data, sh_type=SHT_PROGBITS))
+    info = replace(info, facts=replace(info.facts, soname="linux-vdso.so.1"))
+    ctx = SectionContext("vdso", ".sframe", SFRAME_VMA, data)
+    check_vdso(ctx, info, info.sections[0], decode_header(data))
+    return ctx.findings
 
 
 # -- the table against the catalogue -------------------------------------------------------
