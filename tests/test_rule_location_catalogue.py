@@ -28,17 +28,22 @@ from elfbuild import (
 )
 from test_rule_locations import test_fde_fre_type_fires_on_the_fde_that_has_it
 from test_rules import FDE_CASES, HEADER_CASES, amd64, build, fde, patch
+from test_semantic_units import EH_VMA, eh_frame
 
 from sfcheck.checker import Options, check_elf, check_section_bytes
 from sfcheck.elf.constants import MAX_SFRAME_SECTIONS, PT_GNU_SFRAME
 from sfcheck.elf.loader import load_elf
+from sfcheck.elf.model import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode_header
 from sfcheck.result import Finding
 from sfcheck.rules import RULES
+from sfcheck.rules.defect import check_raw_copy, check_stubs_only
 from sfcheck.rules.elf import check_vdso
+from sfcheck.rules.semantic import cross_check
 from sfcheck.walk.context import SectionContext
+from sfcheck.walk.section import check_section
 
 HEADER = 28
 V2_FDE, V3_INDEX, V3_ATTR = 20, 16, 5
@@ -600,6 +605,152 @@ def _vdso() -> list[Finding]:
     info = replace(info, facts=replace(info.facts, soname="linux-vdso.so.1"))
     ctx = SectionContext("vdso", ".sframe", SFRAME_VMA, data)
     check_vdso(ctx, info, info.sections[0], decode_header(data))
+    return ctx.findings
+
+
+# -- the .eh_frame cross-check and the known defects --------------------------------------
+# Each SFrame section has two functions, at 0x1000 and 0x2000 (v1/v2 starts as stored: the
+# section is at address 0, flags without PCREL); the disagreement is in FDE 1, FRE 1 (PC
+# 0x2004) unless said otherwise, so a finding on FDE 0 or the wrong row fails.
+
+EH = eh_frame
+ADV4 = b"\x44"  # DW_CFA_advance_loc 4
+UNDEF_RA = b"\x07\x10"  # DW_CFA_undefined r16 (amd64's RA column)
+SF_ROWS = [(0, 8), (4, 16)]  # CFA sp+8, then sp+16 from PC 4
+EH_ROWS = ADV4 + b"\x0e\x10"  # the same in CFI: advance 4, def_cfa_offset 16
+
+
+def sf(rows1: tuple, version: int = 2, rows0: tuple = (make_fre(0, [8]), make_fre(4, [16])),
+       size1: int = 0x10) -> bytes:
+    fdes = [fde(start=0x1000, size=0x10, fres=rows0), fde(start=0x2000, size=size1, fres=rows1)]
+    return encode(build_section(version, C.ABI_AMD64_LE, fdes, flags=C.F_FDE_SORTED))
+
+
+def cross(sframe: bytes, eh: bytes, text: tuple[TextRange, ...] = (
+        TextRange(".text", 0x1000, 0x100000),), symbols: tuple = ()) -> list[Finding]:
+    """The cross-check of one section at address 0 against `eh` (as test_semantic_units)."""
+    view = CfiView(eh, EH_VMA, ((0, sframe),), symbols, text)
+    info = ElfSFrameInfo("t", "ET_DYN", "EM_X86_64", 62, True, 64, (), (), (), text, view)
+    ctx = SectionContext("t", ".sframe", 0, sframe)
+    cross_check([ctx], [decode_header(sframe)], info)
+    ctx.finish()
+    return ctx.findings
+
+
+AT_FRE1 = Where(fde=1, pc=0x2000, fre=1, fre_pc=0x2004)
+
+
+@located("semantic-cfa-mismatch", AT_FRE1)
+def _cfa_mismatch() -> list[Finding]:
+    return cross(sf((make_fre(0, [8]), make_fre(4, [24]))),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, EH_ROWS)]))
+
+
+@located("semantic-ra-mismatch", AT_FRE1)
+def _ra_mismatch() -> list[Finding]:
+    """v3 can mark an outermost frame: an undefined RA it does not mark is an error."""
+    return cross(sf((make_fre(0, [8]), make_fre(4, [8])), version=3),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, ADV4 + UNDEF_RA)]))
+
+
+@located("defect-outermost-not-marked", AT_FRE1)
+def _outermost() -> list[Finding]:
+    """The same in v2, which had no way to mark it: gas's known omission."""
+    return cross(sf((make_fre(0, [8]), make_fre(4, [8]))),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, ADV4 + UNDEF_RA)]))
+
+
+@located("semantic-fp-mismatch", AT_FRE1)
+def _fp_mismatch() -> list[Finding]:
+    """rbp saved at CFA-16 per .eh_frame (DW_CFA_offset r6, 2 * -8), CFA-24 per SFrame."""
+    return cross(sf((make_fre(0, [8]), make_fre(4, [16, -24]))),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, EH_ROWS + b"\x86\x02")]))
+
+
+@located("defect-gas-cfa-register", AT_FRE1)
+def _gas_cfa_register() -> list[Finding]:
+    """v1 (gas 2.40): the CFA moves to rbx at PC 4 (DW_CFA_def_cfa_register r3), the SFrame
+    row stays SP-based."""
+    return cross(sf((make_fre(0, [8]), make_fre(4, [8])), version=1),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, ADV4 + b"\x0d\x03")]))
+
+
+@located("defect-ld-plt-got-cfa", Where(fde=1, pc=0x2000, fre=0, fre_pc=0x2000))
+def _plt_got() -> list[Finding]:
+    """ld's .plt.got FDE: CFA sp+16 where the CFI (and the code) say sp+8."""
+    text = (TextRange(".text", 0x1000, 0x1010), TextRange(".plt.got", 0x2000, 0x2010))
+    return cross(sf((make_fre(0, [16]),)),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, b"")]), text)
+
+
+@located("semantic-no-eh-frame-fde", Where(fde=1, pc=0x2000))
+def _no_eh_fde() -> list[Finding]:
+    return cross(sf((make_fre(0, [8]),)), EH([(0x1000, 0x10, EH_ROWS)]))
+
+
+@located("semantic-not-compared", Where(fde=1, pc=0x2000))
+def _not_compared() -> list[Finding]:
+    """FDE 1's CFA is a constant DWARF expression (DW_OP_lit8): not compared, and said so."""
+    return cross(sf((make_fre(0, [8]),)),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, b"\x0f\x01\x38")]))
+
+
+@located("semantic-truncated", Where(fde=1, pc=0x2000))
+def _truncated() -> list[Finding]:
+    """FDE 1's CFA is rsp+8 as an expression over more PCs than the work bound allows."""
+    size = 0x20000
+    return cross(sf((make_fre(0, [8]),), size1=size, rows0=(make_fre(0, [8]),)),
+                 EH([(0x1000, 0x10, b""), (0x2000, size, b"\x0f\x02\x77\x08")]))
+
+
+# An .eh_frame FDE with no SFrame FDE is reported on the section: .eh_frame is not where
+# SFrame findings point (the message names the .eh_frame offset).
+@located("semantic-no-sframe-fde", SECTION)
+def _no_sframe_fde() -> list[Finding]:
+    return cross(sf((make_fre(0, [8]), make_fre(4, [16]))),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, EH_ROWS),
+                     (0x3000, 0x10, b"")]))
+
+
+@located("defect-gas-skipped-fde", SECTION)
+def _gas_skipped() -> list[Finding]:
+    """The third function's CFA is based on rbx: gas leaves such a function out."""
+    return cross(sf((make_fre(0, [8]), make_fre(4, [16]))),
+                 EH([(0x1000, 0x10, EH_ROWS), (0x2000, 0x10, EH_ROWS),
+                     (0x3000, 0x10, b"\x0d\x03")]))
+
+
+@located("defect-concatenated-sections", Where(offset=len(amd64()) + 4))
+def _concatenated() -> list[Finding]:
+    """Two sections end to end, 4 bytes of zero padding between: the second header's offset."""
+    return section_findings(amd64() + bytes(4) + amd64())
+
+
+@located("defect-ld-raw-copy", Where(offset=0))  # the header's flags and the whole table
+def _raw_copy() -> list[Finding]:
+    """v2 without PCREL whose starts are right only read field-relative (how ld copied an
+    input section it did not merge)."""
+    fdes = [fde(start=0x1000 - HEADER - i * V2_FDE, fres=(make_fre(0, [8]),)) for i in (0, 1)]
+    fdes[1] = replace(fdes[1], start=fdes[1].start + 0x1000)  # the second at 0x2000
+    data = encode(build_section(2, C.ABI_AMD64_LE, fdes, flags=C.F_FDE_SORTED))
+    syms = (FuncSymbol(0x1000, 0x40, "f"), FuncSymbol(0x2000, 0x40, "g"))
+    text = (TextRange(".text", 0x1000, 0x3000),)
+    view = CfiView(None, 0, ((0, data),), syms, text)
+    info = ElfSFrameInfo("t", "ET_DYN", "EM_X86_64", 62, True, 64, (), (), (), text, view)
+    ctx = SectionContext("t", ".sframe", 0, data)
+    check_raw_copy(ctx, decode_header(data), info)
+    return ctx.findings
+
+
+@located("defect-ld-stubs-only", SECTION)
+def _stubs_only() -> list[Finding]:
+    """Both FDEs start in .plt while .text has code: ld's stubs are all that is described."""
+    data = sf((make_fre(0, [8]),))
+    text = (TextRange(".plt", 0x1000, 0x2010), TextRange(".text", 0x3000, 0x4000))
+    info = ElfSFrameInfo("t", "ET_DYN", "EM_X86_64", 62, True, 64, (), (), (), text)
+    ctx = SectionContext("t", ".sframe", 0, data)
+    check_section(ctx)
+    check_stubs_only(ctx, info)
     return ctx.findings
 
 
