@@ -37,10 +37,10 @@ from sfcheck.elf.model import CfiView, ElfSFrameInfo, FuncSymbol, TextRange
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.decode import decode_header
-from sfcheck.result import Finding
+from sfcheck.result import SCAN_PATH, FileResult, Finding, SectionSummary
 from sfcheck.rules import RULES
 from sfcheck.rules.defect import check_raw_copy, check_stubs_only
-from sfcheck.rules.elf import check_vdso
+from sfcheck.rules.elf import check_scan, check_vdso
 from sfcheck.rules.semantic import cross_check
 from sfcheck.walk.context import SectionContext
 from sfcheck.walk.section import check_section
@@ -771,6 +771,25 @@ EXEMPT: dict[str, str] = {
     "elf-findings-capped": "counts the findings of the whole file",
     "elf-mixed-versions": "about the scan's files together, not one file",
 }
+
+
+def test_exempt_rules_carry_no_location_beyond_the_file() -> None:
+    """What makes the exemptions true: each names a file (or the scan), nothing inside it."""
+    def where(f: Finding) -> tuple:
+        loc = f.location
+        return loc.section, loc.offset, loc.fde, loc.pc, loc.fre
+    nothing = (None,) * 5
+    (no_sframe,) = elf_findings(Elf(sections=[
+        Sec(".text", SHT_PROGBITS, b"\xc3", flags=SHF_ALLOC | SHF_EXECINSTR)]).build())
+    assert no_sframe.rule == "elf-no-sframe" and where(no_sframe) == nothing
+    v2, v3 = FileResult("a"), FileResult("b")
+    v2.sections.append(SectionSummary(".sframe", 0, 64, version=2))
+    v3.sections.append(SectionSummary(".sframe", 0, 64, version=3))
+    (mixed,) = check_scan([v2, v3], lambda _r: True, lambda _r, sev: sev)
+    assert mixed.rule == "elf-mixed-versions" and where(mixed) == nothing
+    assert mixed.location.path == SCAN_PATH
+    # elf-findings-capped: tests/test_elf_bounds.py floods a file past MAX_PER_FILE; the
+    # cap's finding is built with the file's path alone (checker._capped).
 
 
 @pytest.mark.parametrize("rule", sorted(LOCATED))
