@@ -7,10 +7,11 @@ FRE or byte off, or forgets a version's field, fails here."""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import replace
 
 import pytest
-from test_rules import ALSO, FDE_CASES, HEADER_CASES, amd64, build, fde, rules_of
+from test_rules import ALSO, FDE_CASES, HEADER_CASES, amd64, build, fde, patch, rules_of
 
 from sfcheck.checker import check_section_bytes
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
@@ -194,3 +195,127 @@ def test_fre_start_at_and_past_size(version: int) -> None:
     assert rules(7) == set()
     assert rules(8) == {"defect-fre-start-at-size"}
     assert rules(9) == {"fre-start-beyond-size"}
+
+
+# -- fields and bounds a version changes (issue 29 item 3) -----------------------------------
+
+def _fde_finding(data: bytes, rule: str) -> list[tuple[int | None, int | None]]:
+    return [(loc.fde, loc.offset) for loc in _located(data, rule)]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_signal_bit_is_reserved_before_v3(version: int) -> None:
+    """Info bit 7 is v3's signal-frame flag; v1 and v2 leave it unused (reserved)."""
+    fdes = [fde(), fde(start=0x200, info=fde_info(C.FRE_TYPE_ADDR1) | C.FDE_INFO_SIGNAL)]
+    got = _fde_finding(build(fdes, version=version), "fde-reserved-bits")
+    assert got == ([] if version == 3 else [(1, HEADER + RECORD[version])])
+
+
+@pytest.mark.parametrize(("padding", "fires"), [(0, False), (1, True), (0x8000, True)])
+def test_v2_fde_padding_is_reserved(padding: int, fires: bool) -> None:
+    """v2's FDE record ends in a 2-byte padding field (v1 has none, v3 no record)."""
+    data = bytearray(build([fde(), fde(start=0x200)], version=2))
+    struct.pack_into("<H", data, HEADER + RECORD[2] + 18, padding)  # FDE 1's padding
+    got = _fde_finding(bytes(data), "fde-reserved-bits")
+    assert got == ([(1, HEADER + RECORD[2])] if fires else [])
+
+
+FLEX_FRES = (make_fre(0, [(7 << 3) | 1, 8]),)  # CFA = rsp+8 as a FLEX control word pair
+
+
+@pytest.mark.parametrize(("info2", "rule"), [
+    (C.FDE_TYPE_FLEX, None),  # the last FDE type defined
+    (C.FDE_TYPE_FLEX + 1, "fde-type-unknown"),  # one past it
+    (C.FDE_INFO2_TYPE, "fde-type-unknown"),  # the widest type value
+    (C.FDE_TYPE_FLEX | 0x20, "fde-reserved-bits"),  # the lowest unused info2 bit
+])
+def test_v3_info2_bounds(info2: int, rule: str | None) -> None:
+    fdes = [fde(), fde(start=0x200, info2=info2, fres=FLEX_FRES)]
+    data = build(fdes)
+    fired = rules_of(data)
+    if rule is None:
+        assert fired == set()
+        return
+    assert rule in fired
+    assert _fde_finding(data, rule) == [(1, HEADER + RECORD[3])]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_data_word_bytes_bound_per_version(version: int) -> None:
+    """24 bytes of data words (libsframe's buffer) in every version: 6 words of 4 bytes fit,
+    a seventh is one past (v1/v2 FREs carry up to 15 words too)."""
+    def fired(n: int) -> list:
+        fres = (make_fre(0, [8]), make_fre(1, list(range(8, 8 * (n + 1), 8)), size_code=2))
+        info2 = C.FDE_TYPE_FLEX if version == 3 else 0
+        data = build([fde(), fde(start=0x200, info2=info2, fres=fres)], version=version)
+        return [(loc.fde, loc.fre) for loc in _located(data, "fre-datawords-size")]
+    assert fired(6) == []
+    assert fired(7) == [(1, 1)]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(("abi", "top"), [(C.ABI_AMD64_LE, 2), (C.ABI_AARCH64_LE, 3)])
+def test_word_count_bounds(version: int, abi: int, top: int) -> None:
+    """A DEFAULT FRE holds the CFA, then RA and FP unless the header fixes them (amd64 fixes
+    RA: 2 words at most; aarch64: 3). No word at all (RA undefined) is legal from v2 on."""
+    def fired(n: int) -> list:
+        fres = (make_fre(0, [16]), make_fre(1, [16, -16, -8, -24][:n]))
+        data = encode(build_section(version, abi, [fde(), fde(start=0x200, fres=fres)]))
+        return [(loc.fde, loc.fre, loc.offset) for loc in _located(data, "fre-word-count")]
+    fdes2 = [fde(), fde(start=0x200, fres=(make_fre(0, [16]), make_fre(1, [16])))]
+    at = _fre_offset(version, fdes2, 1, 1)
+    assert fired(1) == []
+    assert fired(top) == []
+    assert fired(top + 1) == [(1, 1, at)]
+    assert fired(0) == ([(1, 1, at)] if version == 1 else [])
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(("offset", "fires"), [(-8, True), (0, False), (8, False), (12, True)])
+def test_cfa_offset_bounds_per_version(version: int, offset: int, fires: bool) -> None:
+    fdes = [fde(), fde(start=0x200, fres=(make_fre(0, [8]), make_fre(1, [offset])))]
+    got = [(loc.fde, loc.fre) for loc in _located(build(fdes, version=version),
+                                                  "fre-cfa-offset")]
+    assert got == ([(1, 1)] if fires else [])
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_first_start_bound(version: int) -> None:
+    """The first row must start at offset 0: 1 is one past."""
+    def fired(start: int) -> list:
+        fdes = [fde(), fde(start=0x200, fres=(make_fre(start, [8]),))]
+        return [(loc.fde, loc.fre) for loc in _located(build(fdes, version=version),
+                                                       "fre-first-start")]
+    assert fired(0) == []
+    assert fired(1) == [(1, 0)]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_header_length_bound(version: int) -> None:
+    """A section of no FDEs is exactly the 28-byte header; 27 bytes is one short."""
+    empty = amd64(version, fdes=[])
+    assert len(empty) == HEADER
+    assert _located(empty, "header-too-short") == []
+    assert [loc.offset for loc in _located(empty[:-1], "header-too-short")] == [0]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fde_array_end_bound(version: int) -> None:
+    """fdeoff moves the FDE array: ending at the section's last byte is in bounds (other
+    layout rules object), one byte further is layout-fde-array-bounds."""
+    data = amd64(version)
+    fits = len(data) - HEADER - 2 * RECORD[version]
+    assert _located(patch(data, 0x14, "I", fits), "layout-fde-array-bounds") == []
+    (loc,) = _located(patch(data, 0x14, "I", fits + 1), "layout-fde-array-bounds")
+    assert loc.offset == 8
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fre_len_bound(version: int) -> None:
+    """sfh_fre_len as built ends the FRE sub-section at the section's end; one more byte is
+    past it (layout-fre-bounds, at the field)."""
+    data = amd64(version, flags=C.F_FDE_SORTED)
+    fre_len = struct.unpack_from("<I", data, 0x10)[0]
+    assert _located(data, "layout-fre-bounds") == []
+    (loc,) = _located(patch(data, 0x10, "I", fre_len + 1), "layout-fre-bounds")
+    assert loc.offset == 0x10
