@@ -319,3 +319,42 @@ def test_fre_len_bound(version: int) -> None:
     assert _located(data, "layout-fre-bounds") == []
     (loc,) = _located(patch(data, 0x10, "I", fre_len + 1), "layout-fre-bounds")
     assert loc.offset == 0x10
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_auxhdr_length_bound(version: int) -> None:
+    """sfh_auxhdr_len bytes must follow the header: all 4 present is the bound, one short is
+    header-too-short at the length field."""
+    with_aux = amd64(version, fdes=[], auxhdr=b"\0" * 4)
+    assert len(with_aux) == HEADER + 4
+    assert _located(with_aux, "header-too-short") == []
+    assert [loc.offset for loc in _located(with_aux[:-1], "header-too-short")] == [7]
+
+
+@pytest.mark.parametrize("count", range(8))
+def test_flex_word_counts(count: int) -> None:
+    """A FLEX FRE holds (control, offset) pairs: CFA, RA, FP, or CFA, padding, FP (5 words);
+    0 words is an outermost row. Any other count is fre-word-count, on that FRE."""
+    words = [(7 << 3) | 1, 16, 0 if count == 5 else 2, -8, 2, -16, 2][:count]
+    fdes = [fde(), fde(start=0x200, info2=C.FDE_TYPE_FLEX,
+                       fres=((make_fre(0, [(7 << 3) | 1, 8]), make_fre(1, words))))]
+    got = [(loc.fde, loc.fre) for loc in _located(build(fdes), "fre-word-count")]
+    assert got == ([] if count in (0, 2, 4, 5, 6) else [(1, 1)])
+
+
+@pytest.mark.parametrize(("version", "word", "rule"), [
+    (2, (31 << 1) | 1, None),  # the highest s390x register, encoded (v2: odd = register)
+    (2, (32 << 1) | 1, "fre-register"),  # one past it
+    (2, -1, "fre-register"),  # negative and odd: no register
+    (3, (31 << 1) | 1, "fre-s390x-regnum-v3"),  # v3 took the odd encoding away
+    (3, -48, None),  # an even offset: a stack slot in both versions
+])
+def test_s390x_register_words_per_version(version: int, word: int, rule: str | None) -> None:
+    fres = (make_fre(0, [160]), make_fre(4, [160, -48, word]))
+    fdes = [fde(), fde(start=0x200, fres=fres)]
+    data = encode(build_section(version, C.ABI_S390X_BE, fdes))
+    fired = rules_of(data) & {"fre-register", "fre-s390x-regnum-v3"}
+    assert fired == (set() if rule is None else {rule})
+    if rule is not None:
+        (loc,) = _located(data, rule)
+        assert (loc.fde, loc.fre) == (1, 1)
