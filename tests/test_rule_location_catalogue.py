@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pytest
+import test_rule_locations
 from elfbuild import (
     SHF_ALLOC,
     SHF_EXECINSTR,
@@ -26,7 +27,6 @@ from elfbuild import (
     Sec,
     symbol,
 )
-from test_rule_locations import test_fde_fre_type_fires_on_the_fde_that_has_it
 from test_rules import FDE_CASES, HEADER_CASES, amd64, build, fde, patch
 from test_semantic_units import EH_VMA, eh_frame
 
@@ -761,8 +761,9 @@ ELSEWHERE: dict[str, str] = {
     **{rule: "test_rule_versions.py::test_fde_and_fre_rules_per_version" for rule, _ in FDE_CASES},
     **{rule: "test_rule_versions.py::test_header_rules_point_at_their_field"
        for rule, _ in HEADER_CASES},
+    # a module attribute, not an imported name: pytest would collect it here again
     "fde-fre-type": "test_rule_locations.py::"
-                    + test_fde_fre_type_fires_on_the_fde_that_has_it.__name__,
+                    + test_rule_locations.test_fde_fre_type_fires_on_the_fde_that_has_it.__name__,
 }
 
 # Rules with no location beyond the file: what they are about is not in one section.
