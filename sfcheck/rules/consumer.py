@@ -2,7 +2,7 @@
 
 The rules are declared in their groups' modules (header, layout, fde, fre, elf); their
 checks live here, beside the reader models they run. They run only under a consumer profile
-(`--profile`, sfcheck/profiles.py); under `strict` they are silent, because strict has its
+(`--profile`, sfcheck/profiles/); under `strict` they are silent, because strict has its
 own rules for real defects. Each fires only when the selected profile lists it, and its
 message names the reader.
 """
