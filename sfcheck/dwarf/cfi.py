@@ -1,10 +1,10 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
-:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and runs the call-frame
-instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions gas and ld
-write, pyelftools any other); this module maps each row
-onto the three things SFrame records, in the terms of
-:class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
+:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and :mod:`sfcheck.dwarf.callframe`
+runs the call-frame instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions
+gas and ld write, pyelftools any other); this module maps each row onto the three things
+SFrame records, in the terms of :class:`sfcheck.format.fre_rules.RegRule`, so both sides
+compare directly:
 
 * CFA: ``reg + offset`` (DW_CFA_def_cfa*), or a DWARF expression.  Expressions
   are evaluated per PC over linear forms (``reg + const``, optionally loaded),
@@ -27,8 +27,9 @@ from operator import add, and_, lshift, lt, sub
 from ..errors import SfcheckError
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
-from . import ehframe as E
-from .ehframe import RawRule
+from . import callframe, ehframe
+from .callframe import RawCfa, RawRule, Row
+from .ehframe import EhFrameError
 from .expr import parse_expr
 
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
@@ -121,7 +122,7 @@ class CfaExpr:
 
 
 # The interpreter's rows, carrying (RegRule | CfaExpr | Opaque, Rule, Rule) here.
-CfiRow = E.Row
+CfiRow = Row
 
 
 class EhFde:
@@ -258,18 +259,18 @@ def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
 
 def _reg_rule(rule: RawRule, parser: _Exprs, is_ra: bool,
               pc_reg: int | None) -> Rule:
-    if rule is None or rule[0] == E.SAME_VALUE:
+    if rule is None or rule[0] == callframe.SAME_VALUE:
         return None
     t, arg = rule
-    if t == E.UNDEFINED:
+    if t == callframe.UNDEFINED:
         return UNDEFINED if is_ra else None
-    if t == E.OFFSET:
+    if t == callframe.OFFSET:
         return RegRule(None, arg, True)
-    if t == E.VAL_OFFSET:
+    if t == callframe.VAL_OFFSET:
         return RegRule(None, arg, False)
-    if t == E.REGISTER:
+    if t == callframe.REGISTER:
         return RegRule(arg, 0, False)
-    if t in (E.EXPRESSION, E.VAL_EXPRESSION):
+    if t in (callframe.EXPRESSION, callframe.VAL_EXPRESSION):
         ops = parser.parse(arg)
         if isinstance(ops, Opaque):
             return ops
@@ -279,7 +280,7 @@ def _reg_rule(rule: RawRule, parser: _Exprs, is_ra: bool,
             return value
         if value.deref:
             return Opaque(f"{t} rule that loads")
-        return RegRule(value.reg, value.offset, t == E.EXPRESSION)
+        return RegRule(value.reg, value.offset, t == callframe.EXPRESSION)
     return Opaque(f"{t} rule")
 
 
@@ -322,7 +323,7 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     # need not hash): equal is identical, which eh_steps' merge relies on.
     canon: dict[object, object] = {}
 
-    def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
+    def convert(rc: RawCfa, ra: RawRule, fp: RawRule) -> tuple:
         cfa = cfas.get(rc)
         if cfa is None:
             if isinstance(rc, bytes):
@@ -343,9 +344,9 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
         return cfa, ras[ra], fps[fp]
 
     try:
-        raw = E.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
-                             abi.fp, convert)
-    except E.EhFrameError as exc:
+        raw = ehframe.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
+                                     abi.fp, convert)
+    except EhFrameError as exc:
         raise CfiError(str(exc)) from None
     starts, sizes = raw.starts, raw.sizes
     ends: Sequence[int]
