@@ -27,8 +27,9 @@ from . import EXIT_OK, EXIT_USAGE
 from .args import positive
 
 if TYPE_CHECKING:  # imported by run: building the parser must stay cheap
-    from ..unwind.core import CoreFile, Thread
+    from ..unwind.core import CoreFile
     from ..unwind.modules import Module
+    from ..unwind.notes import Thread
     from ..unwind.unwinder import Frame, Stop
 
 # == unwinder.DEFAULT_MAX_FRAMES, without importing the unwinder to build the parser

@@ -14,7 +14,8 @@ from ..elf.model import ElfSFrameInfo
 from ..errors import ElfError
 from ..fileio import FileChangedError, FileView, InputFileError, ViewStream, open_regular
 from ..loadbias import Mapped, Segment, load_bias
-from .core import AT_ENTRY, CoreFile, FileMapping
+from .core import AT_ENTRY, CoreFile
+from .notes import FileMapping
 from .table import SFrameTable
 
 _SYMBOL_ERRORS = (Exception,)  # pyelftools can raise nearly anything on a damaged symtab
