@@ -262,7 +262,7 @@ def _all_inside(ranges: list[tuple[int, int, int]], spans: list[tuple[int, int]]
     return inside == len(ranges)
 
 
-# -- what users trip on: linkers, the vDSO (issue 26 item 5) ---------------------------------
+# -- what users trip on: linkers, the vDSO -----------------------------------------------------
 
 COMDAT_RELOC = rule(
     "elf-comdat-sframe-reloc", "elf", "warning",
