@@ -44,10 +44,6 @@ def _td_num(n: int) -> str:
     return f"<td class=n>{n}</td>" if n < 1000 else f"<td class=n data-v={n}>{num(n)}</td>"
 
 
-def _td_size(n: int) -> str:
-    return f"<td class=n data-v={n}>{size(n)}</td>"
-
-
 def _td_pct(r: float | None) -> str:
     return f'<td class=n data-v="{"" if r is None else f"{r:.6g}"}">{pct(r)}</td>'
 

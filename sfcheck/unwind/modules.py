@@ -41,13 +41,6 @@ class Module:
     unreadable: dict[str, str] | None = None
     _symbols: Symbols | None = None
 
-    def holds(self, pc: int) -> bool:
-        """Whether `pc` is in one of its mappings (not only between its lowest and highest:
-        other files may be mapped in the gaps)."""
-        if not self.start <= pc < self.end:
-            return False
-        return not self.ranges or any(lo <= pc < hi for lo, hi in self.ranges)
-
     def symbolize(self, pc: int) -> tuple[str, int] | None:
         if self._symbols is None:
             self._symbols = Symbols.load(self.local) if self.local else Symbols([])

@@ -112,9 +112,6 @@ class SFrameTable:
         self._index = rows
         self._starts = [r[0] for r in rows]
 
-    def covers(self, pc: int) -> bool:
-        return any(s <= pc < e for s, e in self.text_ranges)
-
     def fde(self, index: int) -> FDE:
         """FDE `index` with its FREs, decoded once (DecodeError if it cannot be)."""
         if self._dec is None:
