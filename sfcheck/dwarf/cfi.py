@@ -27,6 +27,7 @@ from operator import add, and_, lshift, lt, sub
 from ..errors import SfcheckError
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
+from ..record import Record
 from . import callframe, ehframe
 from .callframe import RawCfa, RawRule, Row
 from .ehframe import EhFrameError
@@ -39,27 +40,13 @@ class CfiError(SfcheckError):
     """`.eh_frame` could not be decoded."""
 
 
-# Opaque and CfaExpr are immutable values compared and hashed by content, written by hand
-# rather than as frozen dataclasses: every `sfcheck FILE` imports this module.
-class Opaque:
+class Opaque(Record, frozen=True):
     """A rule sfcheck cannot compare (an expression outside the linear subset)."""
 
     __slots__ = ("why",)
 
     def __init__(self, why: str) -> None:
-        object.__setattr__(self, "why", why)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Opaque is immutable ({name})")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is Opaque and other.why == self.why
-
-    def __hash__(self) -> int:
-        return hash((Opaque, self.why))
-
-    def __repr__(self) -> str:
-        return f"Opaque(why={self.why!r})"
+        self.why = why
 
     def __str__(self) -> str:
         return f"<{self.why}>"
@@ -77,25 +64,13 @@ UNDEFINED = _Undefined()  # an undefined RA: the outermost frame
 Rule = RegRule | Opaque | _Undefined | None
 
 
-class CfaExpr:
+class CfaExpr(Record, frozen=True):
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
     __slots__ = ("ops",)
 
     def __init__(self, ops: tuple) -> None:
-        object.__setattr__(self, "ops", ops)  # expr.Op or pyelftools' DWARFExprOp
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"CfaExpr is immutable ({name})")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is CfaExpr and other.ops == self.ops
-
-    def __hash__(self) -> int:
-        return hash((CfaExpr, self.ops))
-
-    def __repr__(self) -> str:
-        return f"CfaExpr(ops={self.ops!r})"
+        self.ops = ops  # expr.Op or pyelftools' DWARFExprOp
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
