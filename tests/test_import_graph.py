@@ -60,7 +60,8 @@ def test_fuzz_harnesses_import_each_other_without_a_loop() -> None:
 
 
 # The engines behind `check`, `dump`, `unwind` and `proc`, and the survey engine.
-ENGINES = ["scan.py", "proc.py", "procfs.py", "checker.py", "dump", "unwind", "survey"]
+ENGINES = ["scan.py", "scan_worker.py", "proc.py", "procfs.py", "checker.py", "dump", "unwind",
+           "survey"]
 
 
 def _imports_argparse(path: Path) -> bool:
