@@ -6,7 +6,7 @@ The readers come from Debian's archive (`bash fuzz/get-readers.sh`, into
 .toolchains/readers/bin, or $SFCHECK_READERS). A profile predicts *accept* when sfcheck
 reports no error-severity finding for the file under it (and can read the file), *reject*
 otherwise: an error under a consumer profile means the reader refuses, crashes or misreads
-(sfcheck/profiles.py). A crash counts as "not accepted"; the table shows it apart.
+(sfcheck/profiles/). A crash counts as "not accepted"; the table shows it apart.
 
     python -m fuzz.oracles table [--out reports/oracles-DATE.md] [--cases hostile,corpus,...]
 """

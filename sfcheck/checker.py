@@ -16,7 +16,7 @@ from .profiles import STRICT, Profile, empty_section_message, reads_segment
 from .profiles import get as get_profile
 from .record import Record, replace
 from .result import FileResult, Finding, Location, SectionSummary, Severity
-from .rules import elf as E
+from .rules import elf as elf_rules
 from .rules.consumer import check_consumer
 from .rules.coverage import check_text_coverage
 from .rules.defect import check_section_defects, check_stubs_only
@@ -97,7 +97,7 @@ def check_section_bytes(data: bytes, path: str = "<bytes>", vma: int = 0,
     ctx = SectionContext(path, name, vma, bytes(data), options.enabled, options.severity_for)
     result = FileResult(path)
     if not data and not raw:
-        ctx.emit_as(E.EMPTY, Severity.WARNING, f"{name} has size 0")
+        ctx.emit_as(elf_rules.EMPTY, Severity.WARNING, f"{name} has size 0")
         header = None
     else:
         header = check_section(ctx)
@@ -149,7 +149,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         result.error = exc.message
         return result
     if not info.sections:
-        rule = E.NO_SFRAME
+        rule = elf_rules.NO_SFRAME
         sev = Severity.ERROR if options.require_sframe else rule.severity
         if options.enabled(rule) or options.require_sframe:
             result.findings.append(Finding(rule.id, sev, "no SFrame section", Location(label)))
@@ -169,11 +169,11 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled,
                              sev_for, relocatable=relocatable)
         if k == 0:
-            E.check_file(ctx, info)
+            elf_rules.check_file(ctx, info)
         if sec.nobits:
             # A separate debug file: the header is kept, the bytes are in the binary.
-            ctx.emit(E.NO_DATA, f"{sec.name} is SHT_NOBITS ({sec.size:#x} bytes not in this "
-                     "file)" + (": a separate debug file" if info.debug_only else "")
+            ctx.emit(elf_rules.NO_DATA, f"{sec.name} is SHT_NOBITS ({sec.size:#x} bytes not "
+                     "in this file)" + (": a separate debug file" if info.debug_only else "")
                      + "; no SFrame data to check")
             ctx.finish()
             result.findings.extend(ctx.findings)
@@ -190,10 +190,10 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
                 check_consumer(ctx, profile, header, info)
         check_section_defects(ctx, header, info)
         check_stubs_only(ctx, info)
-        E.check_elf_section(ctx, info, sec, header)
-        E.check_object_relocs(ctx, info, sec, header)
-        E.check_vdso(ctx, info, sec, header)
-        E.check_function_ranges(ctx, info, ctx.ranges)
+        elf_rules.check_elf_section(ctx, info, sec, header)
+        elf_rules.check_object_relocs(ctx, info, sec, header)
+        elf_rules.check_vdso(ctx, info, sec, header)
+        elf_rules.check_function_ranges(ctx, info, ctx.ranges)
         text = check_text_coverage(ctx, info)
         if stats is not None:
             stats.append(SectionStats(sec.name, header.flags if header else None, *text))
@@ -267,7 +267,7 @@ def _capped(findings: list[Finding], label: str) -> list[Finding]:
     dropped = len(findings) - MAX_PER_FILE
     waived = sum(f.waived is not None for f in findings) - sum(
         f.waived is not None for f in kept)
-    kept.append(Finding(E.CAPPED.id, E.CAPPED.severity,
+    kept.append(Finding(elf_rules.CAPPED.id, elf_rules.CAPPED.severity,
                         f"{plural(dropped, 'more finding')} in this file not shown "
                         f"(at most {MAX_PER_FILE} per file)"
                         + (f", {waived} of them waived" if waived else ""), Location(label)))

@@ -1,7 +1,7 @@
 """What a reader does with a finding under a consumer profile, and the verdict over a file.
 
 Under `--profile NAME` every finding carries one effect (the profile's data in
-sfcheck/profiles.py, per rule, with defaults per rule group):
+sfcheck/profiles/, per rule, with defaults per rule group):
 
   refuses    the reader rejects the section or its registration;
   skips      the reader drops the section (a dumper warns and goes on; the kernel removes

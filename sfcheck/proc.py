@@ -2,7 +2,7 @@
 V3-series SFrame unwinder would do with it (registration and lookups), from
 /proc/PID/maps, the mapped files and the section bytes as mapped (/proc/PID/mem).
 
-Registration as binfmt_elf and sframe_add_section do it (sfcheck/profiles.py, `kernel`):
+Registration as binfmt_elf and sframe_add_section do it (sfcheck/profiles/kernel.py):
 binfmt_elf registers the executable and its interpreter at exec, one registration per PF_X
 segment with the PT_GNU_SFRAME range; any other object (a library, something dlopen'ed)
 is registered only if its loader calls the stacktrace_setup system call of Steven

@@ -3,7 +3,8 @@
 The main process lists inputs (walk.py) and opens archives (expand.py); the ELF images
 go to worker processes in batches, each tagged with a sequence number given in input
 order, so the report is the same whatever `-j` is and whichever worker finishes first.
-With `-j 1` everything runs in this process (no pool, no pickling).
+With `-j 1` everything runs in this process (no pool, no pickling). What a worker runs is
+scan_worker.py.
 
 Archive members above `Limits.spill_bytes` reach the checker as temporary files (at most
 `jobs + 1` exist at once, each removed once checked); small ones travel in memory, with
@@ -21,9 +22,8 @@ import time
 from collections.abc import Iterable, Iterator
 from itertools import count
 
-from .checker import Options, check_elf, check_section_bytes
-from .elf.constants import MAX_SECTION_BYTES
-from .fileio import InputFileError, open_regular, read_bounded
+from .checker import Options
+from .fileio import InputFileError, open_regular
 from .inputs.limits import Limits
 from .inputs.sniff import HEAD_SIZE, classify
 from .inputs.spill import SpillDir
@@ -31,6 +31,7 @@ from .inputs.walk import walk
 from .record import Record
 from .result import FileResult, Finding, Location, Result, Severity, Skipped
 from .rules import elf as elf_rules
+from .scan_worker import HELD, Job, init_pool_worker, init_worker, run_batch
 
 # The pool, pyelftools (symbol names) and the archive readers load when first needed:
 # a one-file check is mostly start-up, and these cost ~30 ms of imports together.
@@ -42,11 +43,6 @@ if TYPE_CHECKING:
 
     from .waivers import Waiver
 
-# One unit of work: (sequence number, label, path to read or None, bytes or None,
-# package, member). A batch is a list of them.
-Job = tuple[int, str, str | None, bytes | None, str | None, str | None]
-
-INTERNAL_ERROR = "sfcheck internal error"  # a FileResult.error that is a bug, not bad input
 _BATCH_FILES = 16  # jobs per batch: amortises inter-process overhead (~1 ms per file)
 _BATCH_BYTES = 8 << 20  # ... but never much memory in one message
 _INFLIGHT_BYTES = 128 << 20  # member bytes submitted to workers and not yet checked
@@ -69,29 +65,6 @@ class ScanConfig(Record):
         self.waivers = tuple(waivers)
 
 
-# --- worker side ---------------------------------------------------------------------
-
-_worker_config: ScanConfig | None = None
-
-
-def _init_worker(config: ScanConfig) -> None:
-    global _worker_config
-    _worker_config = config
-
-
-def _init_pool_worker(config: ScanConfig, parent: int) -> None:
-    """A pool worker: Ctrl-C is the main process's to handle (it stops the pool), SIGTERM
-    ends the worker at once, and the worker dies when the main process does."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # forked with them held (_forking)
-    _die_with_parent(parent)
-    _init_worker(config)
-
-
-_HELD = {signal.SIGINT, signal.SIGTERM}
-
-
 class _forking:
     """Hold SIGINT and SIGTERM while the pool may fork. A fork runs at-fork callbacks
     (logging's lock release, ...) in the main thread, and an exception a signal handler
@@ -100,57 +73,10 @@ class _forking:
     that unwinds."""
 
     def __enter__(self) -> None:
-        self.old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        self.old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
 
     def __exit__(self, *exc: object) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
-
-
-def _die_with_parent(parent: int) -> None:
-    """PR_SET_PDEATHSIG (Linux): SIGKILL this process when its parent exits, however."""
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # not Linux: the parent's clean-up still stops us
-        return
-    pr_set_pdeathsig = 1
-    if prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0 and os.getppid() != parent:
-        os._exit(1)  # the parent died before the request took effect
-
-
-def _check_one(job: Job, config: ScanConfig) -> FileResult:
-    """One input. Function names are filled by check_elf for every output format (one
-    result model)."""
-    _, label, path, data, package, member = job
-    if config.raw:
-        assert path is not None
-        try:
-            raw = read_bounded(path, MAX_SECTION_BYTES)
-        except InputFileError as exc:
-            return FileResult(label, error=exc.message)
-        if raw.startswith(b"\x7fELF"):
-            return FileResult(label, error="this is an ELF file; drop --raw")
-        return check_section_bytes(raw, label, config.vma, options=config.options, raw=True)
-    return check_elf(data if data is not None else path or label, path=label,
-                     options=config.options, waivers=config.waivers, package=package,
-                     member=member)
-
-
-def _run_batch(batch: list[Job]) -> list[tuple[int, FileResult]]:
-    assert _worker_config is not None
-    out = []
-    for job in batch:
-        try:
-            res = _check_one(job, _worker_config)
-        except Exception as exc:  # a bug in sfcheck: report it on this file, scan the rest
-            res = FileResult(job[1], error=f"{INTERNAL_ERROR}: {type(exc).__name__}: "
-                             f"{exc} (please report this file)", package=job[4], member=job[5])
-        out.append((job[0], res))
-    return out
-
-
-# --- main side -----------------------------------------------------------------------
 
 
 class _Progress:
@@ -204,7 +130,7 @@ class _Runner:
         self.spill = SpillDir()
         self.spilled: dict[int, str] = {}  # job sequence number -> temporary file
         self.inflight: dict[Future[list[tuple[int, FileResult]]], int] = {}  # -> bytes
-        _init_worker(config)  # for batches run here: -j 1, or a scan too small for a pool
+        init_worker(config)  # for batches run here: -j 1, or a scan too small for a pool
 
     def add(self, job: Job, input_index: int, spilled: str | None = None) -> None:
         """Queue a job; `spilled` is a temporary file the job reads, removed once checked."""
@@ -244,14 +170,14 @@ class _Runner:
             c = self.config
             worker_config = ScanConfig(c.options, c.jobs, c.limits, c.raw, c.vma, progress=None,
                                        waivers=c.waivers)
-            self.pool = ProcessPoolExecutor(self.config.jobs, initializer=_init_pool_worker,
+            self.pool = ProcessPoolExecutor(self.config.jobs, initializer=init_pool_worker,
                                             initargs=(worker_config, os.getpid()))
         if self.pool is None:
-            self._harvest(_run_batch(batch))
+            self._harvest(run_batch(batch))
             return
         size = sum(len(job[3] or b"") for job in batch)
         with _forking():  # submit starts the workers (forks) as they are needed
-            fut = self.pool.submit(_run_batch, batch)
+            fut = self.pool.submit(run_batch, batch)
         self.futures.add(fut)
         self.inflight[fut] = size
         # Bound the work (and member bytes) in flight.
@@ -290,14 +216,14 @@ class _Runner:
         try:
             if self.pool is not None:
                 if abort:
-                    _stop_workers(self.pool)
+                    stop_workers(self.pool)
                 else:
                     self.pool.shutdown(cancel_futures=True)
         finally:
             self.spill.close()
 
 
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
+def stop_workers(pool: ProcessPoolExecutor) -> None:
     """Terminate the pool's workers now instead of waiting for their batches."""
     # ProcessPoolExecutor has no public way before Python 3.14 (terminate_workers).
     workers = list((getattr(pool, "_processes", None) or {}).values())

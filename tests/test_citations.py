@@ -12,9 +12,11 @@ import pytest
 from sfcheck import profiles
 from sfcheck.rules import registry
 
-# A cited document of ours: any *.md/*.rst/*.txt name, or a path into the checkout's docs,
-# tests, reports or shared notes.
-_NOTE = re.compile(r"[\w./-]*\.(?:md|rst|txt)\b|\b(?:docs|tests|reports|shared)/[\w./-]+")
+# A cited document of ours: any *.md/*.rst/*.txt name, or a path into the checkout outside
+# the package (docs, tests, reports, the fuzz harnesses, benchmarks, the corpus build) or the
+# shared notes.
+_NOTE = re.compile(r"[\w./-]*\.(?:md|rst|txt)\b"
+                   r"|\b(?:docs|tests|reports|shared|fuzz|bench|corpus)/[\w./-]+")
 # A path into sfcheck's own package: must exist in the installed package.
 _OWN = re.compile(r"\bsfcheck/[\w./-]+\.\w+")
 
@@ -44,6 +46,8 @@ def test_the_check_catches_a_note_citation() -> None:
     assert _bad_citations("over-reads the heap (sframe-format.md 2)") == ["sframe-format.md"]
     assert _bad_citations("see docs/kernel-readers.md") != []
     assert _bad_citations("see sfcheck/no_such_module.py") == ["sfcheck/no_such_module.py"]
+    assert _bad_citations("built by fuzz/oracle_cases.py") == ["fuzz/oracle_cases.py"]
+    assert _bad_citations("as sfcheck/readers/v3series.py models it") == []
     # upstream files, URLs and message-ids are what the texts should cite
     assert _bad_citations("binutils 2.46 libsframe/sframe.c, sframe_decode") == []
     assert _bad_citations("lkml.iu.edu/2602.1/04596.html") == []

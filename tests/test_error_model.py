@@ -16,7 +16,7 @@ from sfcheck.errors import SfcheckError
 
 # module.Class -> why it is not an input error
 NOT_INPUT_ERRORS = {
-    "sfcheck.dwarf.ehframe._Bound": "a work bound reached: becomes the FDE's limit note",
+    "sfcheck.dwarf.callframe.WorkBound": "a work bound reached: becomes the FDE's limit note",
     "sfcheck.rules.semantic.check._Stop": "the cross-check's work bound: ends the comparison",
     "sfcheck.unwind.unwinder._StepFail": "a step that cannot be taken: becomes a StopReason",
     "sfcheck.unwind.table._Bad": "an unusable FDE: becomes the lookup's miss",
@@ -64,7 +64,7 @@ def test_every_input_error_is_a_sfcheck_error() -> None:
 def test_the_formerly_plain_ones() -> None:
     """The classes that were plain Exceptions or ValueErrors (issue 25)."""
     found = _exception_classes()
-    for name in ("sfcheck.dwarf.leb128.LebError", "sfcheck.dwarf.ehframe.EhFrameError",
+    for name in ("sfcheck.dwarf.leb128.LebError", "sfcheck.dwarf.cursor.EhFrameError",
                  "sfcheck.dwarf.cfi.CfiError", "sfcheck.procfs.ProcError",
                  "sfcheck.filesnap.SnapshotError", "sfcheck.unwind.sysroot.Refused",
                  "sfcheck.integrations.rpmlint_map.ConfigError"):

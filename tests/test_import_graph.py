@@ -59,10 +59,9 @@ def test_fuzz_harnesses_import_each_other_without_a_loop() -> None:
     assert cycles(graph) == []
 
 
-# The engines behind `check`, `dump`, `unwind` and `proc`; unwind/bench.py is a benchmark
-# with its own command line (`python -m sfcheck.unwind.bench`).
-ENGINES = ["scan.py", "proc.py", "procfs.py", "checker.py", "dump", "unwind"]
-NOT_AN_ENGINE = {"unwind/bench.py"}
+# The engines behind `check`, `dump`, `unwind` and `proc`, and the survey engine.
+ENGINES = ["scan.py", "scan_worker.py", "proc.py", "procfs.py", "checker.py", "dump", "unwind",
+           "survey"]
 
 
 def _imports_argparse(path: Path) -> bool:
@@ -77,6 +76,5 @@ def test_engines_hold_no_argparse_code() -> None:
                                           else sorted((package / e).rglob("*.py")))]
     assert len(files) > len(ENGINES)
     assert _imports_argparse(package / "cli" / "unwind.py")  # where the parsers went
-    users = [str(f.relative_to(package)) for f in files
-             if _imports_argparse(f) and str(f.relative_to(package)) not in NOT_AN_ENGINE]
+    users = [str(f.relative_to(package)) for f in files if _imports_argparse(f)]
     assert users == []

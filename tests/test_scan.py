@@ -145,12 +145,12 @@ def test_bench_script_runs(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_internal_error_is_reported_on_the_file(monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    import sfcheck.scan
+    import sfcheck.scan_worker
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sfcheck.scan, "check_elf", broken)
+    monkeypatch.setattr(sfcheck.scan_worker, "check_elf", broken)
     # Exit 70, not 2: a gate tells "sfcheck has a bug" from "this package is unreadable".
     assert main(["check", "-j", "1", str(LIB_V3), str(EXE_V2)]) == 70
     out = capsys.readouterr().out

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sfcheck.checker import check_elf
-from sfcheck.dwarf import ehframe
+from sfcheck.dwarf import callframe
 from sfcheck.dwarf.ehframe import read_eh_frame
 from sfcheck.format import constants as C
 from sfcheck.format.encode import encode
@@ -100,7 +100,7 @@ def test_small_file_is_compared() -> None:
 
 
 def test_row_bound_per_fde_is_reported() -> None:
-    n = ehframe.MAX_FDE_ROWS + 10
+    n = callframe.MAX_FDE_ROWS + 10
     eh = eh_frame([(TEXT, n, b"\x41" * n), (TEXT + n, 64, b"\x41" * 8)])
     fdes = read_eh_frame(eh, EH, False, 8, 16, 6)
     assert fdes[0].limit and "CFI rows" in fdes[0].limit and fdes[0].rel == ()
@@ -112,8 +112,22 @@ def test_row_bound_per_fde_is_reported() -> None:
                 and f.rule != "semantic-not-compared"], res.findings
 
 
+def test_an_advance_by_zero_replaces_the_row() -> None:
+    # def_cfa_offset 16; advance_loc 0; def_cfa_offset 24: one row at pc 0, CFA = rsp+24
+    (fde,) = read_eh_frame(eh_frame([(TEXT, 64, b"\x0e\x10\x40\x0e\x18")]), EH, False, 8,
+                           16, 6)
+    assert [(r.pc, r.cfa) for r in fde.rel] == [(0, (7, 24))]
+
+
+def test_the_row_bound_counts_advances_not_the_last_row(monkeypatch) -> None:
+    monkeypatch.setattr(callframe, "MAX_FDE_ROWS", 8)
+    for advances, rows in ((8, 9), (9, 0)):
+        (fde,) = read_eh_frame(eh_frame([(TEXT, 64, b"\x41" * advances)]), EH, False, 8, 16, 6)
+        assert len(fde.rel) == rows and (fde.limit is None) == (rows > 0), fde
+
+
 def test_file_bound_marks_every_later_fde(monkeypatch) -> None:
-    monkeypatch.setattr(ehframe, "MAX_FILE_OPS", 100)
+    monkeypatch.setattr(callframe, "MAX_FILE_OPS", 100)
     progs = [bytes([0x41, 0x0E, 16 + k % 64, 0x41]) * 10 for k in range(10)]  # 40 bytes each
     fdes = read_eh_frame(eh_frame([(TEXT + 64 * k, 64, p) for k, p in enumerate(progs)]),
                          EH, False, 8, 16, 6)

@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from ..inputs import Limits, read_path_list
     from ..profiles import get as get_profile
     from ..result import Severity
-    from ..scan import INTERNAL_ERROR, ScanConfig, default_jobs, progress_stream, scan
+    from ..scan import ScanConfig, default_jobs, progress_stream, scan
+    from ..scan_worker import INTERNAL_ERROR
 
     try:
         _configure(args)

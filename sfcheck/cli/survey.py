@@ -112,7 +112,7 @@ def _survey(args: argparse.Namespace) -> int:
 
 
 def _query(name: str, rest: list[str], args: argparse.Namespace) -> int:
-    from ..survey import queries as Q
+    from ..survey import queries
     from ..survey.db import SurveyDB
 
     if not os.path.exists(args.db):
@@ -126,16 +126,16 @@ def _query(name: str, rest: list[str], args: argparse.Namespace) -> int:
     db = SurveyDB(args.db)
     try:
         if name == "diff":
-            _print(Q.table(Q.diff_rows(Q.snapshot_diff(db, rest[0], rest[1]))))
+            _print(queries.table(queries.diff_rows(queries.snapshot_diff(db, rest[0], rest[1]))))
             return 0
         snap = db.snapshot(args.snapshot)["id"]
-        rows = {"top-rules": lambda: Q.top_rules(db, snap, args.limit),
-                "worst-packages": lambda: Q.worst_packages(db, snap, args.limit),
-                "coverage": lambda: Q.coverage(db, snap, args.by),
-                "size": lambda: Q.size(db, snap, args.limit)}[name]()
+        rows = {"top-rules": lambda: queries.top_rules(db, snap, args.limit),
+                "worst-packages": lambda: queries.worst_packages(db, snap, args.limit),
+                "coverage": lambda: queries.coverage(db, snap, args.by),
+                "size": lambda: queries.size(db, snap, args.limit)}[name]()
     finally:
         db.close()
-    _print(Q.table(rows))
+    _print(queries.table(rows))
     return 0
 
 

@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ElfError
-from ..format import constants as C
+from ..format import constants
 from ..report.escape import escape
 from ..wording import plural
 from . import EXIT_OK, EXIT_USAGE
 from .args import positive
 
 if TYPE_CHECKING:  # imported by run: building the parser must stay cheap
-    from ..unwind.core import CoreFile, Thread
+    from ..unwind.core import CoreFile
     from ..unwind.modules import Module
+    from ..unwind.notes import Thread
     from ..unwind.unwinder import Frame, Stop
 
 # == unwinder.DEFAULT_MAX_FRAMES, without importing the unwinder to build the parser
@@ -290,7 +291,7 @@ def _pac_mask(core: CoreFile) -> int:
     """What to clear from return addresses an FRE marks as signed (aarch64 PAC): the core's
     NT_ARM_PAC_MASK when it has one (kernel cores on PAC hardware), else the bits above a
     48-bit address (qemu-user cores have no such note)."""
-    if core.abi not in (C.ABI_AARCH64_LE, C.ABI_AARCH64_BE):
+    if core.abi not in (constants.ABI_AARCH64_LE, constants.ABI_AARCH64_BE):
         return 0
     return core.pac_mask if core.pac_mask else _AARCH64_PAC_BITS
 
@@ -384,7 +385,7 @@ def _json(core_path: str, core: CoreFile, walked: Sequence[_Walked],
     listed = sorted(modules, key=lambda m: (not (m.tables or m.is_exe), m.start))
     return {
         "core": core_path,
-        "abi": C.ABI_NAMES.get(core.abi or 0),
+        "abi": constants.ABI_NAMES.get(core.abi or 0),
         "threads_in_core": len(core.threads),
         "threads": threads,
         "summary": summary,

@@ -4,8 +4,7 @@ sfcheck-dump.schema.json)."""
 from __future__ import annotations
 
 from ..errors import DecodeError
-from ..format import constants as C
-from ..format import datawords as W
+from ..format import constants, datawords
 from ..format.decode import Decoder
 from ..format.model import FDE, FRE, Header
 
@@ -17,13 +16,13 @@ _U64 = (1 << 64) - 1
 
 
 def header_json(h: Header) -> dict[str, Any]:
-    flags = [name for bit, name in ((C.F_FDE_SORTED, "FDE_SORTED"),
-                                    (C.F_FRAME_POINTER, "FRAME_POINTER"),
-                                    (C.F_FDE_FUNC_START_PCREL, "FDE_FUNC_START_PCREL"))
+    flags = [name for bit, name in ((constants.F_FDE_SORTED, "FDE_SORTED"),
+                                    (constants.F_FRAME_POINTER, "FRAME_POINTER"),
+                                    (constants.F_FDE_FUNC_START_PCREL, "FDE_FUNC_START_PCREL"))
              if h.flags & bit]
     return {
         "version": h.version, "flags": h.flags, "flag_names": flags,
-        "abi": h.abi, "abi_name": C.ABI_NAMES.get(h.abi),
+        "abi": h.abi, "abi_name": constants.ABI_NAMES.get(h.abi),
         "big_endian": h.big_endian, "cfa_fixed_fp_offset": h.fixed_fp,
         "cfa_fixed_ra_offset": h.fixed_ra, "auxhdr_len": len(h.auxhdr),
         "num_fdes": h.num_fdes, "num_fres": h.num_fres, "fre_len": h.fre_len,
@@ -31,7 +30,7 @@ def header_json(h: Header) -> dict[str, Any]:
     }
 
 
-def _flex_rule(ctl: W.Control, offset: int | None) -> dict[str, Any]:
+def _flex_rule(ctl: datawords.Control, offset: int | None) -> dict[str, Any]:
     return {"register": ctl.reg if ctl.reg_p else None, "cfa_relative": not ctl.reg_p,
             "offset": offset, "deref": ctl.deref}
 
@@ -46,27 +45,28 @@ def fre_json(h: Header, fde: FDE, fre: FRE, func_pc: int) -> dict[str, Any]:
     if fre.ra_undefined:
         return out
     if fde.flex(h.version):
-        cfa_ctl, ra_ctl, fp_ctl = W.flex_controls(fre)
-        cfa = W.cfa_offset(h, fre, True)
+        cfa_ctl, ra_ctl, fp_ctl = datawords.flex_controls(fre)
+        cfa = datawords.cfa_offset(h, fre, True)
         out["cfa"] = None if cfa_ctl is None else _flex_rule(cfa_ctl, cfa)
-        fp = W.fp_offset(h, fre, True)
+        fp = datawords.fp_offset(h, fre, True)
         out["fp"] = None if fp_ctl is None or fp is None else _flex_rule(fp_ctl, fp)
         if ra_ctl is None:
             out["ra"] = {"fixed_cfa_offset": h.fixed_ra} if h.fixed_ra else None
-        elif W.flex_ra_padded(fre):
+        elif datawords.flex_ra_padded(fre):
             out["ra"] = "padding"
         else:
-            out["ra"] = _flex_rule(ra_ctl, W.ra_offset(h, fre, True))
+            out["ra"] = _flex_rule(ra_ctl, datawords.ra_offset(h, fre, True))
         return out
-    out["cfa"] = {"base": "sp" if fre.base_sp else "fp", "offset": W.cfa_offset(h, fre, False)}
-    fp = W.fp_offset(h, fre, False)
+    out["cfa"] = {"base": "sp" if fre.base_sp else "fp",
+                  "offset": datawords.cfa_offset(h, fre, False)}
+    fp = datawords.fp_offset(h, fre, False)
     out["fp"] = None if fp is None else _saved(h, fp)
-    ra = W.ra_offset(h, fre, False)
+    ra = datawords.ra_offset(h, fre, False)
     if h.fixed_ra != 0:
         out["ra"] = {"fixed_cfa_offset": h.fixed_ra}
     elif ra is None:
         out["ra"] = None
-    elif ra == C.RA_OFFSET_INVALID:
+    elif ra == constants.RA_OFFSET_INVALID:
         out["ra"] = "padding"
     else:
         out["ra"] = _saved(h, ra)
@@ -74,7 +74,7 @@ def fre_json(h: Header, fde: FDE, fre: FRE, func_pc: int) -> dict[str, Any]:
 
 
 def _saved(h: Header, value: int) -> dict[str, Any]:
-    reg = W.s390x_regnum(h, value)
+    reg = datawords.s390x_regnum(h, value)
     return {"register": reg} if reg is not None else {"cfa_offset": value}
 
 
@@ -87,7 +87,7 @@ def fde_json(dec: Decoder, index: int, fde: FDE, section_vma: int) -> dict[str, 
         "size": fde.size, "info": fde.info, "fre_type": fde.fre_type,
         "pc_type": "mask" if fde.pcmask else "inc", "rep_size": fde.rep_size,
         "fde_type": ("flex" if fde.flex(h.version) else "default"),
-        "info2": fde.info2, "signal": h.version >= C.VERSION_3 and fde.signal,
+        "info2": fde.info2, "signal": h.version >= constants.VERSION_3 and fde.signal,
         "pauth_key": "B" if fde.pauth_key else "A", "fre_off": fde.fre_off,
         "num_fres": fde.num_fres,
         "fres": [fre_json(h, fde, fre, pc) for fre in fde.fres],

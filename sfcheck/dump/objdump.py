@@ -13,8 +13,7 @@ from itertools import repeat
 from operator import add, and_, itemgetter
 
 from ..errors import DecodeError
-from ..format import constants as C
-from ..format import datawords as W
+from ..format import constants, datawords
 from ..format.abi import ABIS, has_pauth
 from ..format.decode import Decoder
 from ..format.fde_table import Columns
@@ -50,10 +49,10 @@ def _flag_lines(h: Header) -> Iterator[str]:
         yield "    Flags: NONE"
         return
     prefix = "Flags: "
-    known = [(C.F_FDE_SORTED, "SFRAME_F_FDE_SORTED")]
-    if h.version < C.VERSION_3:  # FRAME_POINTER was removed in v3
-        known.append((C.F_FRAME_POINTER, "SFRAME_F_FRAME_POINTER"))
-    known.append((C.F_FDE_FUNC_START_PCREL, "SFRAME_F_FDE_FUNC_START_PCREL"))
+    known = [(constants.F_FDE_SORTED, "SFRAME_F_FDE_SORTED")]
+    if h.version < constants.VERSION_3:  # FRAME_POINTER was removed in v3
+        known.append((constants.F_FRAME_POINTER, "SFRAME_F_FRAME_POINTER"))
+    known.append((constants.F_FDE_FUNC_START_PCREL, "SFRAME_F_FDE_FUNC_START_PCREL"))
     for bit, label in known:
         if flags & bit:
             flags &= ~bit
@@ -63,7 +62,7 @@ def _flag_lines(h: Header) -> Iterator[str]:
         yield f"{prefix:>11}{flags}"
 
 
-def _disp(abi: int, ctl: W.Control, offset: int) -> str:
+def _disp(abi: int, ctl: datawords.Control, offset: int) -> str:
     name = "c"
     if ctl.reg_p:
         a = ABIS.get(abi)
@@ -75,44 +74,44 @@ def _disp(abi: int, ctl: W.Control, offset: int) -> str:
 
 
 def _simple_row(h: Header, fre: FRE) -> str:
-    cfa = W.cfa_offset(h, fre, False)
+    cfa = datawords.cfa_offset(h, fre, False)
     text = f"{'sp' if fre.base_sp else 'fp'}+{cfa if cfa is not None else -1}"
     row = f"  {text:<10}"
-    fp = W.fp_offset(h, fre, False)
+    fp = datawords.fp_offset(h, fre, False)
     if fp is None:
         text = "u"
     else:
-        reg = W.s390x_regnum(h, fp)
+        reg = datawords.s390x_regnum(h, fp)
         text = f"r{reg}" if reg is not None else f"c{fp:+d}"
     row += f"{text:<10}"
-    ra = W.ra_offset(h, fre, False)
+    ra = datawords.ra_offset(h, fre, False)
     if h.fixed_ra != 0:
         text = "f"
     elif ra is None:
         text = "u"
-    elif ra == C.RA_OFFSET_INVALID:
+    elif ra == constants.RA_OFFSET_INVALID:
         text = "U"
     else:
-        reg = W.s390x_regnum(h, ra)
+        reg = datawords.s390x_regnum(h, ra)
         text = f"r{reg}" if reg is not None else f"c{ra:+d}"
     return row + _ra_cell(text, fre)
 
 
 def _flex_row(h: Header, fre: FRE) -> str:
-    cfa_ctl, ra_ctl, fp_ctl = W.flex_controls(fre)
-    cfa = W.cfa_offset(h, fre, True)
+    cfa_ctl, ra_ctl, fp_ctl = datawords.flex_controls(fre)
+    cfa = datawords.cfa_offset(h, fre, True)
     # libsframe asserts on a flex FRE without a CFA pair; a validator rule reports it.
     text = "u" if cfa_ctl is None or cfa is None else _disp(h.abi, cfa_ctl, cfa)
     row = f"  {text:<10}"
-    fp = W.fp_offset(h, fre, True)
+    fp = datawords.fp_offset(h, fre, True)
     text = "u" if fp_ctl is None or fp is None else _disp(h.abi, fp_ctl, fp)
     row += f"{text:<10}"
     if ra_ctl is None:
         text = "f" if h.fixed_ra != 0 else "u"
-    elif W.flex_ra_padded(fre):
+    elif datawords.flex_ra_padded(fre):
         text = "U"
     else:
-        ra = W.ra_offset(h, fre, True)
+        ra = datawords.ra_offset(h, fre, True)
         text = _disp(h.abi, ra_ctl, -1 if ra is None else ra)
     return row + _ra_cell(text, fre)
 
@@ -124,12 +123,12 @@ def _ra_cell(text: str, fre: FRE) -> str:
 def fde_lines(dec: Decoder, index: int, fde: FDE, section_vma: int) -> Iterator[str]:
     h = dec.header
     pc = h.func_start(index, fde.start, section_vma, honour_fdeoff=False) & _U64
-    attrs = ("S" if h.version >= C.VERSION_3 and fde.signal else "") + (
+    attrs = ("S" if h.version >= constants.VERSION_3 and fde.signal else "") + (
         "F" if fde.flex(h.version) else "")
     line = f"    func idx [{index}]: pc = {pc:#x}, size = {_i32(fde.size)} bytes"
     if attrs:
         line += f', attr = "{attrs}"'
-    if has_pauth(h.abi) and fde.pauth_key == C.PAUTH_KEY_B:
+    if has_pauth(h.abi) and fde.pauth_key == constants.PAUTH_KEY_B:
         line += ", pauth = B key"
     yield ""
     yield line
@@ -220,7 +219,7 @@ class _Rows:
         """Rendered FDEs are appended to `out` (the caller joins and clears it)."""
         h = self.h = dec.header
         self.dec, self.vma = dec, vma
-        self.v3 = h.version == C.VERSION_3
+        self.v3 = h.version == constants.VERSION_3
         self.blocks = FreBlocks(dec)
         # honour_fdeoff=False: libsframe's PC-relative base ignores fdeoff.
         pcs = Columns(dec.data, h, 0, h.num_fdes).pcs(h, vma, honour_fdeoff=False)
@@ -242,7 +241,7 @@ class _Rows:
 
     def _fde_text(self, i: int, rec: tuple, info: int, info2: int, asz: int,
                   toks: Tokens) -> None:
-        flex = self.v3 and (info2 & 0x1F) == C.FDE_TYPE_FLEX
+        flex = self.v3 and (info2 & 0x1F) == constants.FDE_TYPE_FLEX
         # The FDE's head and rows are one %-template, shared by every FDE with the same
         # attributes and FREs: only the index, pc, size and row addresses differ.
         key = (info | (0x100 if flex else 0), *map(_REST, toks))
@@ -270,7 +269,7 @@ class _Rows:
         head = "\n    func idx [%d]: pc = %#x, size = %d bytes"
         if attrs:
             head += f', attr = "{attrs}"'
-        if self.pauth and (info >> 5) & 1 == C.PAUTH_KEY_B:
+        if self.pauth and (info >> 5) & 1 == constants.PAUTH_KEY_B:
             head += ", pauth = B key"
         head += "\n" + _COLS[bool(info & 0x10)]
         sufs = map(self.suffixes[flex].__getitem__, map(itemgetter(1), toks))

@@ -1,10 +1,10 @@
 """`.eh_frame` CFI as rows of (CFA, RA, FP) rules, for the SFrame cross-check.
 
-:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and runs the call-frame
-instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions gas and ld
-write, pyelftools any other); this module maps each row
-onto the three things SFrame records, in the terms of
-:class:`sfcheck.format.fre_rules.RegRule`, so both sides compare directly:
+:mod:`sfcheck.dwarf.ehframe` parses the CIEs and FDEs and :mod:`sfcheck.dwarf.callframe`
+runs the call-frame instructions (:mod:`sfcheck.dwarf.expr` decodes the DWARF expressions
+gas and ld write, pyelftools any other); this module maps each row onto the three things
+SFrame records, in the terms of :class:`sfcheck.format.fre_rules.RegRule`, so both sides
+compare directly:
 
 * CFA: ``reg + offset`` (DW_CFA_def_cfa*), or a DWARF expression.  Expressions
   are evaluated per PC over linear forms (``reg + const``, optionally loaded),
@@ -27,8 +27,10 @@ from operator import add, and_, lshift, lt, sub
 from ..errors import SfcheckError
 from ..format.abi import Abi
 from ..format.fre_rules import RegRule, intern
-from . import ehframe as E
-from .ehframe import RawRule
+from ..record import Record
+from . import callframe, ehframe
+from .callframe import RawCfa, RawRule, Row
+from .ehframe import EhFrameError
 from .expr import parse_expr
 
 MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
@@ -38,27 +40,13 @@ class CfiError(SfcheckError):
     """`.eh_frame` could not be decoded."""
 
 
-# Opaque and CfaExpr are immutable values compared and hashed by content, written by hand
-# rather than as frozen dataclasses: every `sfcheck FILE` imports this module.
-class Opaque:
+class Opaque(Record, frozen=True):
     """A rule sfcheck cannot compare (an expression outside the linear subset)."""
 
     __slots__ = ("why",)
 
     def __init__(self, why: str) -> None:
-        object.__setattr__(self, "why", why)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Opaque is immutable ({name})")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is Opaque and other.why == self.why
-
-    def __hash__(self) -> int:
-        return hash((Opaque, self.why))
-
-    def __repr__(self) -> str:
-        return f"Opaque(why={self.why!r})"
+        self.why = why
 
     def __str__(self) -> str:
         return f"<{self.why}>"
@@ -76,25 +64,13 @@ UNDEFINED = _Undefined()  # an undefined RA: the outermost frame
 Rule = RegRule | Opaque | _Undefined | None
 
 
-class CfaExpr:
+class CfaExpr(Record, frozen=True):
     """A CFA given by a DWARF expression; evaluated per PC (it may read the PC)."""
 
     __slots__ = ("ops",)
 
     def __init__(self, ops: tuple) -> None:
-        object.__setattr__(self, "ops", ops)  # expr.Op or pyelftools' DWARFExprOp
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"CfaExpr is immutable ({name})")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is CfaExpr and other.ops == self.ops
-
-    def __hash__(self) -> int:
-        return hash((CfaExpr, self.ops))
-
-    def __repr__(self) -> str:
-        return f"CfaExpr(ops={self.ops!r})"
+        self.ops = ops  # expr.Op or pyelftools' DWARFExprOp
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
@@ -121,7 +97,7 @@ class CfaExpr:
 
 
 # The interpreter's rows, carrying (RegRule | CfaExpr | Opaque, Rule, Rule) here.
-CfiRow = E.Row
+CfiRow = Row
 
 
 class EhFde:
@@ -258,18 +234,18 @@ def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
 
 def _reg_rule(rule: RawRule, parser: _Exprs, is_ra: bool,
               pc_reg: int | None) -> Rule:
-    if rule is None or rule[0] == E.SAME_VALUE:
+    if rule is None or rule[0] == callframe.SAME_VALUE:
         return None
     t, arg = rule
-    if t == E.UNDEFINED:
+    if t == callframe.UNDEFINED:
         return UNDEFINED if is_ra else None
-    if t == E.OFFSET:
+    if t == callframe.OFFSET:
         return RegRule(None, arg, True)
-    if t == E.VAL_OFFSET:
+    if t == callframe.VAL_OFFSET:
         return RegRule(None, arg, False)
-    if t == E.REGISTER:
+    if t == callframe.REGISTER:
         return RegRule(arg, 0, False)
-    if t in (E.EXPRESSION, E.VAL_EXPRESSION):
+    if t in (callframe.EXPRESSION, callframe.VAL_EXPRESSION):
         ops = parser.parse(arg)
         if isinstance(ops, Opaque):
             return ops
@@ -279,7 +255,7 @@ def _reg_rule(rule: RawRule, parser: _Exprs, is_ra: bool,
             return value
         if value.deref:
             return Opaque(f"{t} rule that loads")
-        return RegRule(value.reg, value.offset, t == E.EXPRESSION)
+        return RegRule(value.reg, value.offset, t == callframe.EXPRESSION)
     return Opaque(f"{t} rule")
 
 
@@ -322,7 +298,7 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
     # need not hash): equal is identical, which eh_steps' merge relies on.
     canon: dict[object, object] = {}
 
-    def convert(rc: E.RawCfa, ra: RawRule, fp: RawRule) -> tuple:
+    def convert(rc: RawCfa, ra: RawRule, fp: RawRule) -> tuple:
         cfa = cfas.get(rc)
         if cfa is None:
             if isinstance(rc, bytes):
@@ -343,9 +319,9 @@ def decode_eh_frame(data: bytes, vma: int, little_endian: bool, address_size: in
         return cfa, ras[ra], fps[fp]
 
     try:
-        raw = E.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
-                             abi.fp, convert)
-    except E.EhFrameError as exc:
+        raw = ehframe.read_columns(data, vma, not little_endian, address_size, abi.ra_column,
+                                     abi.fp, convert)
+    except EhFrameError as exc:
         raise CfiError(str(exc)) from None
     starts, sizes = raw.starts, raw.sizes
     ends: Sequence[int]

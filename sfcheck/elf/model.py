@@ -181,9 +181,6 @@ class ElfFacts(Record, frozen=True):
     def reloc_name(self, rtype: int) -> str:
         return dict(self.reloc_names).get(rtype, f"type {rtype}")
 
-    def group_of(self, index: int) -> str | None:
-        return dict(self.comdat).get(index)
-
 
 class ElfSFrameInfo(Record, frozen=True):
     """Everything the SFrame checker needs to know about one ELF file."""

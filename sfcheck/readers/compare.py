@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import ABIS
 from ..format.fre_rules import RegRule, fre_rules
 from ..unwind.table import Miss, Row, SFrameTable
@@ -75,7 +75,7 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
         s = h.func_start(i, fde.start, table.vma + table.bias) & MASK64
         starts.append(s)
         out.append(Probe(s, "start"))
-        rep = fde.rep_size if h.version > C.VERSION_1 else 16
+        rep = fde.rep_size if h.version > constants.VERSION_1 else 16
         blocks = (0, rep) if fde.pcmask and rep else (0,)
         for fre in fde.fres[:MAX_FRE_PROBES]:
             for b in blocks:
@@ -101,7 +101,7 @@ def _reference_rules(table: SFrameTable, row: Row) -> tuple[RegRule, RegRule | N
         return None
     try:
         return fre_rules(h, row.fde.flex(h.version), row.fre, ABIS.get(h.abi,
-                                                                       ABIS[C.ABI_AMD64_LE]))
+                                                                       ABIS[constants.ABI_AMD64_LE]))
     except ValueError:
         return None
 
@@ -109,7 +109,7 @@ def _reference_rules(table: SFrameTable, row: Row) -> tuple[RegRule, RegRule | N
 def _show(r: RegRule | None, abi: int) -> str:
     if r is None:
         return "-"
-    a = ABIS.get(abi, ABIS[C.ABI_AMD64_LE])
+    a = ABIS.get(abi, ABIS[constants.ABI_AMD64_LE])
     base = {a.sp: "sp", a.fp: "fp"}.get(r.reg, f"r{r.reg}") if r.reg is not None else "cfa"
     s = f"{base}{r.offset:+d}"
     return f"[{s}]" if r.deref else s
@@ -189,7 +189,7 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
         return _v3_walk(pc, ref, out, reader, h.abi)
     if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
         # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
-        a = ABIS.get(h.abi, ABIS[C.ABI_AMD64_LE])
+        a = ABIS.get(h.abi, ABIS[constants.ABI_AMD64_LE])
         reg = a.sp if out.cfa.reg == rfc2023.SP else a.fp
         mine = (RegRule(reg, out.cfa.offset, False), out.ra, out.fp)
     if truth is not None and truth != mine:
@@ -217,7 +217,7 @@ def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disag
                 f"reg_p or deref_p); the walker of {reader} has no case for it and hits "
                 "WARN_ON_ONCE (a kernel warning from user data; a panic with panic_on_warn)"),
                 "rule-cfa-offset-warn")
-    a = ABIS.get(abi_id, ABIS[C.ABI_AMD64_LE])
+    a = ABIS.get(abi_id, ABIS[constants.ABI_AMD64_LE])
     cfa = out.cfa
     if cfa is None:
         return None
@@ -225,7 +225,7 @@ def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disag
     if cfa.reg not in (a.sp, a.fp):
         why = (f"the CFA is based on register {cfa.reg}, which the walker reads only in the "
                "topmost frame")
-    elif abi_id != C.ABI_S390X_BE and cfa.reg == a.sp and not cfa.deref and (
+    elif abi_id != constants.ABI_S390X_BE and cfa.reg == a.sp and not cfa.deref and (
             cfa.offset <= 0 or cfa.offset % a.word_size):
         why = (f"CFA = SP{cfa.offset:+d} is not above the SP" if cfa.offset <= 0 else
                f"CFA = SP{cfa.offset:+d} is not word-aligned")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..format import constants as C
+from ..format import constants
 from ..format.fre_rules import RegRule
 from ..wording import plural
 from .outcome import EINVAL, PAST, REFUSED, ROW, UNINIT, Bytes, Outcome, PastSection, Uninit, wrap
@@ -59,11 +59,11 @@ def register(data: bytes, vma: int) -> Registered | Outcome:
         return Outcome(PAST, f"registration copies a 28-byte header: {exc}",
                        cause="no-bounds")
     why = None
-    if magic != C.MAGIC:
+    if magic != constants.MAGIC:
         why = f"magic {magic:#06x} (read little-endian) is not 0xdee2"
-    elif version != C.VERSION_1:
+    elif version != constants.VERSION_1:
         why = f"version {version} is not 1"
-    elif (not flags) & C.F_FDE_SORTED:  # the reader's precedence: !flags, then & SORTED
+    elif (not flags) & constants.F_FDE_SORTED:  # the reader's precedence: !flags, then & SORTED
         why = "flags 0 (the test `!flags & SFRAME_F_FDE_SORTED` refuses only flags == 0)"
     elif auxhdr:
         why = f"auxhdr_len {auxhdr}"
@@ -74,8 +74,8 @@ def register(data: bytes, vma: int) -> Registered | Outcome:
     if why:
         return Outcome(REFUSED, f"{READER} refuses to register the section: {why}")
     # SFRAME_HDR_SIZE adds auxhdr_len, which is 0 here.
-    return Registered(vma, C.HEADER_SIZE + fdeoff, C.HEADER_SIZE + freoff, num_fdes, ra_off,
-                      fp_off, flags)
+    return Registered(vma, constants.HEADER_SIZE + fdeoff, constants.HEADER_SIZE + freoff,
+                      num_fdes, ra_off, fp_off, flags)
 
 
 class Memo:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..format import constants as C
+from ..format import constants
 from ..format.abi import ABIS
 from ..format.fre_rules import RegRule
 from ..wording import plural
@@ -85,7 +85,7 @@ def stacktrace_setup(op: int, addr_start: int, addr_length: int, text_start: int
 def register(data: bytes, vma: int, text: tuple[int, int], validate: bool = False,
              revision: str = TEXT_END_REJECTS_EQUAL) -> Registered | Outcome:
     """sframe_add_section's header read (and, with `validate`, sframe_validate_section)."""
-    big = data[:2] == C.MAGIC_BE  # the kernel reads its own byte order: take the section's
+    big = data[:2] == constants.MAGIC_BE  # the kernel reads its own byte order: take the section's
     mem = Bytes(data, big)
     try:
         magic, version, flags = mem.uint(0, 2, "preamble"), mem.uint(2, 1, ""), \
@@ -95,20 +95,20 @@ def register(data: bytes, vma: int, text: tuple[int, int], validate: bool = Fals
         fre_len, fdeoff, freoff = mem.uint(16, 4, ""), mem.uint(20, 4, ""), mem.uint(24, 4, "")
     except PastSection:
         return Outcome(REFUSED, f"{READER} cannot copy the 28-byte header (-EFAULT)")
-    need = C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL
+    need = constants.F_FDE_SORTED | constants.F_FDE_FUNC_START_PCREL
     why = None
-    if magic != C.MAGIC or version != C.VERSION_3 or flags & need != need or auxhdr:
+    if magic != constants.MAGIC or version != constants.VERSION_3 or flags & need != need or auxhdr:
         why = ("bad/unsupported sframe header: " + (
-            f"magic {magic:#06x}" if magic != C.MAGIC else f"version {version}"
-            if version != C.VERSION_3 else f"flags {flags:#x} lack SORTED or PCREL"
+            f"magic {magic:#06x}" if magic != constants.MAGIC else f"version {version}"
+            if version != constants.VERSION_3 else f"flags {flags:#x} lack SORTED or PCREL"
             if flags & need != need else f"auxhdr_len {auxhdr}"))
     elif not num_fdes or not num_fres:
         why = f"no FDE/FRE entries (num_fdes {num_fdes}, num_fres {num_fres})"
-    elif len(data) <= C.HEADER_SIZE:
+    elif len(data) <= constants.HEADER_SIZE:
         why = "header doesn't fit in section"
     else:
-        fdes = C.HEADER_SIZE + fdeoff
-        fres, fres_end = C.HEADER_SIZE + freoff, C.HEADER_SIZE + freoff + fre_len
+        fdes = constants.HEADER_SIZE + fdeoff
+        fres, fres_end = constants.HEADER_SIZE + freoff, constants.HEADER_SIZE + freoff + fre_len
         if fres < fdes + num_fdes * FDE_SIZE or fres_end > len(data):
             why = (f"inconsistent FDE/FRE offsets (FDEs end at {fdes + num_fdes * FDE_SIZE:#x}, "
                    f"FREs [{fres:#x}, {fres_end:#x}), section {len(data):#x})")
@@ -199,10 +199,10 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
     """__read_fre_datawords and the rule set-up: None for an outermost row."""
     if not words:
         return None
-    abi = ABIS.get(sec.abi, ABIS[C.ABI_AMD64_LE])
+    abi = ABIS.get(sec.abi, ABIS[constants.ABI_AMD64_LE])
     fde_type = fde[5] & 0x1F
     rest = list(words)
-    if fde_type == C.FDE_TYPE_DEFAULT:
+    if fde_type == constants.FDE_TYPE_DEFAULT:
         cfa = RegRule(abi.fp if not info & 1 else abi.sp, rest.pop(0), False)
         ra, fp = sec.ra_off, sec.fp_off
         if not ra and rest:
@@ -213,7 +213,7 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
             raise _Fault(EFAULT, f"FDE {i} FRE {j}: {plural(len(rest), 'data word')} left over")
         return cfa, RegRule(None, ra, True) if ra else None, RegRule(None, fp, True) if fp \
             else None
-    if fde_type != C.FDE_TYPE_FLEX:
+    if fde_type != constants.FDE_TYPE_FLEX:
         raise _Fault(EFAULT, f"FDE {i}: FDE type {fde_type}")
     if len(rest) < 2:
         raise _Fault(EFAULT, f"FDE {i} FRE {j}: flex FRE with {plural(len(rest), 'data word')}")

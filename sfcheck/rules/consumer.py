@@ -2,7 +2,7 @@
 
 The rules are declared in their groups' modules (header, layout, fde, fre, elf); their
 checks live here, beside the reader models they run. They run only under a consumer profile
-(`--profile`, sfcheck/profiles.py); under `strict` they are silent, because strict has its
+(`--profile`, sfcheck/profiles/); under `strict` they are silent, because strict has its
 own rules for real defects. Each fires only when the selected profile lists it, and its
 message names the reader.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..elf.model import ElfSFrameInfo
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.decode import Decoder
 from ..format.model import FRE, Header
 from ..profiles import Profile, flag_names
@@ -92,7 +92,7 @@ def check_consumer(ctx: SectionContext, profile: Profile, h: Header,
     if READER_TEXT.id in want and profile.one_text_segment and info is not None:
         _check_text_segments(ctx, info, reader)
     if (READER_FLEX_ONE_WORD.id in want or READER_FLEX_ABI.id in want) \
-            and h.version == C.VERSION_3:
+            and h.version == constants.VERSION_3:
         _check_flex_dump(ctx, profile, h)
     if profile.model:
         check_reader_model(ctx, profile, info)
@@ -120,7 +120,7 @@ def _check_flex_dump(ctx: SectionContext, profile: Profile, h: Header) -> None:
     it aborts there, so later ones are never reached."""
     want = profile.consumer
     one_word = READER_FLEX_ONE_WORD.id in want
-    unknown_abi = READER_FLEX_ABI.id in want and h.abi not in C.ABI_NAMES
+    unknown_abi = READER_FLEX_ABI.id in want and h.abi not in constants.ABI_NAMES
     try:
         for i, fde in enumerate(Decoder(ctx.data, h).iter_fdes()):
             if not fde.flex(h.version):

@@ -112,7 +112,8 @@ FRE_START_AT_SIZE = rule(
     last instruction (binutils PR libsframe/33131). The row covers no byte of the function, so
     it is harmless to unwinders, but libsframe up to 2.45 asserted fre_start < func_size and
     aborted on such input (now <=): ld 2.40 and 2.44 abort linking such an object
-    (corpus/defects/BUILD.log). The kernel accepts it (it rejects only ip_off > func_size).""",
+    ("sframe_decoder_get_fre: Assertion `fre->fre_start_addr < fdep->sfde_func_size'
+    failed", libsframe/sframe.c). The kernel accepts it (it rejects only ip_off > func_size).""",
     "Nothing to do; the row is unused (a gas fix drops such rows).")
 # What a raw-copied section's wrong starts make the cross-check say.
 _SEMANTIC = ("semantic-cfa-mismatch", "semantic-ra-mismatch", "semantic-fp-mismatch",

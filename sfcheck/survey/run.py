@@ -109,17 +109,17 @@ def _execute(tasks: list[Task], jobs: int, scheduler: str | None
 
 
 def _pool_init(parent: int) -> None:
-    from ..scan import _die_with_parent
+    from ..scan_worker import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent(parent)
+    die_with_parent(parent)
 
 
 def _run_pool(tasks: list[Task], jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-    from ..scan import _stop_workers
+    from ..scan import stop_workers
 
     pool = ProcessPoolExecutor(jobs, initializer=_pool_init, initargs=(os.getpid(),))
     futures: dict[Future[dict[str, Any]], int] = {}
@@ -142,4 +142,4 @@ def _run_pool(tasks: list[Task], jobs: int) -> Iterator[tuple[int, dict[str, Any
         if clean:
             pool.shutdown()
         else:
-            _stop_workers(pool)
+            stop_workers(pool)

@@ -11,12 +11,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core import CoreFile, Thread
+    from .core import CoreFile
     from .memory import Memory, SparseMemory
+    from .notes import Thread
     from .table import SFrameTable, TableSet
     from .unwinder import DEFAULT_MAX_FRAMES, Frame, Registers, Stop, StopReason, Unwinder, Walk
 
-_HOME = {"CoreFile": "core", "Thread": "core", "Memory": "memory", "SparseMemory": "memory",
+_HOME = {"CoreFile": "core", "Thread": "notes", "Memory": "memory", "SparseMemory": "memory",
          "SFrameTable": "table", "TableSet": "table", "DEFAULT_MAX_FRAMES": "unwinder",
          "Frame": "unwinder", "Registers": "unwinder", "Stop": "unwinder",
          "StopReason": "unwinder", "Unwinder": "unwinder", "Walk": "unwinder"}

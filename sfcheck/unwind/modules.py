@@ -14,7 +14,8 @@ from ..elf.model import ElfSFrameInfo
 from ..errors import ElfError
 from ..fileio import FileChangedError, FileView, InputFileError, ViewStream, open_regular
 from ..loadbias import Mapped, Segment, load_bias
-from .core import AT_ENTRY, CoreFile, FileMapping
+from .core import AT_ENTRY, CoreFile
+from .notes import FileMapping
 from .table import SFrameTable
 
 _SYMBOL_ERRORS = (Exception,)  # pyelftools can raise nearly anything on a damaged symtab
@@ -39,13 +40,6 @@ class Module:
     # (the core's `unreadable`: load_modules sets it)
     unreadable: dict[str, str] | None = None
     _symbols: Symbols | None = None
-
-    def holds(self, pc: int) -> bool:
-        """Whether `pc` is in one of its mappings (not only between its lowest and highest:
-        other files may be mapped in the gaps)."""
-        if not self.start <= pc < self.end:
-            return False
-        return not self.ranges or any(lo <= pc < hi for lo, hi in self.ranges)
 
     def symbolize(self, pc: int) -> tuple[str, int] | None:
         if self._symbols is None:

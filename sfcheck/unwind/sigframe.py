@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..format import constants as C
+from ..format import constants
 from .abi import S390X_FPR_DWARF
 from .memory import ADDR_MASK, Memory
 
@@ -58,16 +58,16 @@ class Interrupted:
 
 
 def supported(abi: int) -> bool:
-    return abi in (C.ABI_AMD64_LE, C.ABI_AARCH64_LE, C.ABI_S390X_BE)
+    return abi in (constants.ABI_AMD64_LE, constants.ABI_AARCH64_LE, constants.ABI_S390X_BE)
 
 
 def is_trampoline(mem: Memory, abi: int, pc: int) -> bool:
     """Whether `pc` is at (or inside) the rt_sigreturn trampoline, by its bytes."""
-    if abi == C.ABI_S390X_BE:
+    if abi == constants.ABI_S390X_BE:
         return mem.read(pc, 2) in _S390X_SIGREGS
-    if abi == C.ABI_AMD64_LE:
+    if abi == constants.ABI_AMD64_LE:
         code, inner = _AMD64_TRAMP, 7  # at the `mov`, or at the `syscall` after it
-    elif abi == C.ABI_AARCH64_LE:
+    elif abi == constants.ABI_AARCH64_LE:
         code, inner = _AARCH64_TRAMP, 4
     else:
         return False
@@ -87,20 +87,20 @@ def _words(mem: Memory, addr: int, n: int, order: str) -> list[int] | None:
 def interrupted(mem: Memory, abi: int, sp: int, pc: int) -> Interrupted | None:
     """The registers saved in the signal frame whose trampoline frame has SP `sp` and PC
     `pc`, or None when they cannot be read (or the ABI's layout is not known here)."""
-    if abi == C.ABI_AMD64_LE:
+    if abi == constants.ABI_AMD64_LE:
         words = _words(mem, sp + _AMD64_MCONTEXT, len(_AMD64_SLOTS), "little")
         if words is None:
             return None
         named = dict(zip(_AMD64_SLOTS, words, strict=True))
         others = {num: named[name] for name, num in _AMD64_DWARF.items()}
         return Interrupted(named["rip"], named["rsp"], named["rbp"], None, others)
-    if abi == C.ABI_AARCH64_LE:
+    if abi == constants.ABI_AARCH64_LE:
         words = _words(mem, sp + _AARCH64_REGS, 33, "little")
         if words is None:
             return None
         return Interrupted(words[32], words[31], words[29], words[30],
                            {i: words[i] for i in range(31)})
-    if abi == C.ABI_S390X_BE:
+    if abi == constants.ABI_S390X_BE:
         # A v3 signal FDE without the code in memory: the rt frame (SA_SIGINFO, glibc's).
         base = sp + _S390X_SIGREGS.get(mem.read(pc, 2) or b"", _S390X_SIGREGS[
             _S390X_RT_SIGRETURN])

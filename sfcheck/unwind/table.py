@@ -15,7 +15,7 @@ from itertools import islice
 from operator import add, itemgetter, lt
 
 from ..errors import DecodeError
-from ..format import constants as C
+from ..format import constants
 from ..format.decode import Decoder, check_fde_array, check_fre_subsection
 from ..format.fde_table import Columns
 from ..format.model import FDE, FRE, Header
@@ -112,9 +112,6 @@ class SFrameTable:
         self._index = rows
         self._starts = [r[0] for r in rows]
 
-    def covers(self, pc: int) -> bool:
-        return any(s <= pc < e for s, e in self.text_ranges)
-
     def fde(self, index: int) -> FDE:
         """FDE `index` with its FREs, decoded once (DecodeError if it cannot be)."""
         if self._dec is None:
@@ -165,7 +162,7 @@ class SFrameTable:
             fde, starts = self._fde(fde_index)
         except _Bad as exc:
             return Miss("malformed", f"{self.name}: {exc.message}", fde_index, exc.offset)
-        v3 = self.header is not None and self.header.version >= C.VERSION_3
+        v3 = self.header is not None and self.header.version >= constants.VERSION_3
         if v3 and fde.signal:
             # A signal trampoline: the caller's registers are in the kernel's signal
             # frame, whose layout SFrame does not describe.
@@ -173,13 +170,13 @@ class SFrameTable:
                         fde_index)
         if not fde.fres:
             # v3: a DEFAULT FDE without FREs marks an outermost frame.
-            if v3 and not fde.flex(C.VERSION_3):
+            if v3 and not fde.flex(constants.VERSION_3):
                 return Miss("outermost", f"{self.name}: FDE[{fde_index}] has no FREs",
                             fde_index)
             return Miss("no-fre", f"{self.name}: FDE[{fde_index}] has no FREs", fde_index)
         off = pc - start
         if fde.pcmask:
-            rep = fde.rep_size if self.header and self.header.version > C.VERSION_1 \
+            rep = fde.rep_size if self.header and self.header.version > constants.VERSION_1 \
                 else V1_PCMASK_REP_SIZE
             if rep == 0:
                 return Miss("malformed", f"{self.name}: FDE[{fde_index}] is PCMASK with "

@@ -30,7 +30,7 @@ import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..format import constants as C
+from ..format import constants
 from ..format.fre_rules import RegRule, fre_rules
 from ..format.model import Header
 from . import sigframe
@@ -163,8 +163,8 @@ class Unwinder:
         self.caller_pc_adjust = caller_pc_adjust
         self.pac_mask = pac_mask
         if abi is None:
-            abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), C.ABI_AMD64_LE)
-        self.abi_id = abi if abi in ABIS else C.ABI_AMD64_LE
+            abi = next((t.abi for t in self.tables.tables if t.abi in ABIS), constants.ABI_AMD64_LE)
+        self.abi_id = abi if abi in ABIS else constants.ABI_AMD64_LE
         self.abi: Abi = ABIS[self.abi_id]
         self.sp_val_off = SP_VAL_OFFSET.get(self.abi_id, 0)
         # (table, FDE index, FRE index) -> the row's rules, or why the row is unusable.
@@ -264,13 +264,13 @@ class Unwinder:
         the same functions)."""
         fre = row.fre
         if fre.count == 0:
-            if h.version == C.VERSION_1:
+            if h.version == constants.VERSION_1:
                 return _StepFail(StopReason.MALFORMED, f"{table.name}: {where} has no data "
                                  "words (no CFA rule)", fre.offset)
             return _StepFail(StopReason.OUTERMOST, f"{where}: RA undefined")
         flex = row.fde.flex(h.version)
-        if h.version >= C.VERSION_3 and row.fde.fde_type not in (C.FDE_TYPE_DEFAULT,
-                                                                  C.FDE_TYPE_FLEX):
+        if h.version >= constants.VERSION_3 and row.fde.fde_type not in (constants.FDE_TYPE_DEFAULT,
+                                                                  constants.FDE_TYPE_FLEX):
             return _StepFail(StopReason.MALFORMED, f"{table.name}: FDE[{row.fde_index}] has "
                              f"unknown FDE type {row.fde.fde_type}", row.fde.offset)
         try:

@@ -74,17 +74,17 @@ class Settle:
         rules = self.rules
         mine: list[tuple[int, object]] = []
         last = None
-        for st, (_b, rest) in zip(starts, toks, strict=True):
+        for fre_start, (_b, rest) in zip(starts, toks, strict=True):
             r = rules.get(rest)
             if r is None:
                 r = rules[rest] = self._rules(rest)
             if r is _NO_ROWS:
                 return True  # every FRE is read, as _sframe_rows does, even past the end
-            if st >= size or r is last:  # (canonical: `is` is ==)
+            if fre_start >= size or r is last:  # (canonical: `is` is ==)
                 continue
             if r is _OUTERMOST:
                 return False
-            mine.append((st, r))
+            mine.append((fre_start, r))
             last = r
         if not same_start:
             return False
