@@ -237,30 +237,62 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
     return RegRule(ctl >> 3, off, bool(ctl & 2)), out[0], out[1]
 
 
-def lookup(data: bytes, sec: Registered, ip: int) -> Outcome:
-    """sframe_find_user(ip) for an ip inside the registered text."""
-    mem = Bytes(data, sec.big_endian)
+class Memo:
+    """What lookups in one registration have read so far: the bytes and the registration
+    never change, so a checker probing many PCs decodes each function start, FDE, FRE and
+    data-word set once. A fault is kept and raised afresh where the reader meets it again;
+    a read outside the section is never kept (it is redone, and raises)."""
+
+    def __init__(self, data: bytes, sec: Registered) -> None:
+        self.mem = Bytes(data, sec.big_endian)
+        self.sec = sec
+        self.addrs: dict[int, int] = {}  # FDE record -> function start address
+        self.fdes: dict[int, tuple[int, int, int, int, int, int, int] | _Fault] = {}
+        # FDE record -> its FREs read so far, in order; the fault at the next one, if any
+        self.fres: dict[int, list[tuple[int, int, int, list[int]]]] = {}
+        self.fre_faults: dict[int, _Fault] = {}
+        self.rules: dict[tuple[int, int], tuple[RegRule, RegRule | None, RegRule | None]
+                         | None | _Fault] = {}
+
+
+def lookup(data: bytes, sec: Registered, ip: int, memo: Memo | None = None) -> Outcome:
+    """sframe_find_user(ip) for an ip inside the registered text. `memo` (made from the
+    same `data` and `sec`) carries decoded records between lookups."""
+    if memo is None:
+        memo = Memo(data, sec)
     try:
-        i = _find_fde(mem, sec, ip)
-        fde = _read_fde(mem, sec, i)
+        i = _find_fde(memo, ip)
+        fde = memo.fdes.get(i)
+        if fde is None:
+            try:
+                fde = memo.fdes[i] = _read_fde(memo.mem, sec, i)
+            except _Fault as exc:
+                memo.fdes[i] = exc
+                raise
+        elif isinstance(fde, _Fault):
+            raise _Fault(fde.kind, fde.detail)
         if not fde[0] <= ip < fde[0] + fde[1]:
             return Outcome(EINVAL, f"{ip:#x} is in a gap after function {fde[0]:#x} (size "
                            f"{fde[1]:#x})", i)
-        return _find_fre(mem, sec, i, fde, ip)
+        return _find_fre(memo, i, fde, ip)
     except _Fault as exc:
         return Outcome(exc.kind, exc.detail)
     except PastSection as exc:  # cannot happen after registration: kept as a model fault
         return Outcome(PAST, f"{READER} {exc}")
 
 
-def _find_fde(mem: Bytes, sec: Registered, ip: int) -> int:
+def _find_fde(memo: Memo, ip: int) -> int:
+    sec = memo.sec
     low, high = 0, sec.num_fdes - 1
     lo_addr, hi_addr = 0, (1 << 64) - 1
     found = None
     while low <= high:
         mid = low + (high - low) // 2
-        base = sec.fdes + mid * FDE_SIZE
-        addr = (sec.vma + base + mem.sint(base, 8, "")) & ((1 << 64) - 1)
+        addr = memo.addrs.get(mid)
+        if addr is None:
+            base = sec.fdes + mid * FDE_SIZE
+            addr = memo.addrs[mid] = (sec.vma + base + memo.mem.sint(base, 8, "")) & (
+                (1 << 64) - 1)
         if ip >= addr:
             if addr < lo_addr:
                 raise _Fault(EFAULT, f"FDE {mid} out of order on the binary-search path "
@@ -276,7 +308,8 @@ def _find_fde(mem: Bytes, sec: Registered, ip: int) -> int:
     return found
 
 
-def _find_fre(mem: Bytes, sec: Registered, i: int, fde: tuple, ip: int) -> Outcome:
+def _find_fre(memo: Memo, i: int, fde: tuple, ip: int) -> Outcome:
+    sec = memo.sec
     ip_off = (ip - fde[0]) & 0xFFFFFFFF
     if fde[4] & 0x10:
         if fde[6] == 0:
@@ -285,8 +318,21 @@ def _find_fre(mem: Bytes, sec: Registered, i: int, fde: tuple, ip: int) -> Outco
                            "does not look at rep_size)", i)
         ip_off %= fde[6]
     pos, prev, prev_j = sec.fres + fde[2], None, -1
+    seen = memo.fres.setdefault(i, [])
     for j in range(fde[3]):
-        start, size, info, words = _read_fre(mem, sec, fde, pos, i, j)
+        if j < len(seen):
+            fre = seen[j]
+        else:  # FRE j's position depends only on FREs 0..j-1: read it once
+            fault = memo.fre_faults.get(i)
+            if fault is not None:
+                raise _Fault(fault.kind, fault.detail)
+            try:
+                fre = _read_fre(memo.mem, sec, fde, pos, i, j)
+            except _Fault as exc:
+                memo.fre_faults[i] = exc
+                raise
+            seen.append(fre)
+        start, size, info, words = fre
         pos += size
         if prev is not None and start <= prev[0]:
             raise _Fault(EFAULT, f"FDE {i}: FRE {j} starts at {start:#x}, not after "
@@ -297,7 +343,17 @@ def _find_fre(mem: Bytes, sec: Registered, i: int, fde: tuple, ip: int) -> Outco
     if prev is None:
         why = "has no FREs" if not fde[3] else f"has no FRE at or before offset {ip_off:#x}"
         return Outcome(EINVAL, f"FDE {i} {why}", i)
-    rules = _datawords(sec, fde, prev[1], prev[2], i, prev_j)
+    key = (i, prev_j)
+    if key in memo.rules:
+        rules = memo.rules[key]
+        if isinstance(rules, _Fault):
+            raise _Fault(rules.kind, rules.detail)
+    else:
+        try:
+            rules = memo.rules[key] = _datawords(sec, fde, prev[1], prev[2], i, prev_j)
+        except _Fault as exc:
+            memo.rules[key] = exc
+            raise
     if rules is None:
         return Outcome(ROW, "", i, prev_j, outermost=True)
     return Outcome(ROW, "", i, prev_j, *rules)
