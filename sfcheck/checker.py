@@ -218,6 +218,64 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
     return result
 
 
+def consumer_options(profile: Profile) -> Options:
+    """`profile` with only its consumer rules on: what its reader adds to the strict check."""
+    return Options(profile=profile, enable=set(profile.consumer), disable=set(GROUPS))
+
+
+def check_elf_consumers(source: str | os.PathLike[str] | Buffer, profiles: Sequence[Profile],
+                        path: str | None = None) -> list[FileResult]:
+    """For each of `profiles`, what check_elf gives under consumer_options(profile), with
+    the file loaded and each section's structure walked once for all of them: with every
+    group off, only check_consumer emits, and what it reads of the walk (the header and
+    the function ranges) does not depend on which rules are on. A relocatable file gets
+    separate runs (its profile severities come from rules/linkable.py)."""
+    label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
+                     else "<bytes>")
+    try:
+        info = load_elf(source, name=label, cfi=False)
+    except ElfError as exc:
+        results = [FileResult(label) for _ in profiles]
+        for r in results:
+            r.error = exc.message
+        return results
+    if info.e_type == "ET_REL":
+        return [check_elf(source, path=label, options=consumer_options(p)) for p in profiles]
+    quiet = Options(disable=set(GROUPS))  # the walk reads and emits nothing
+    walked: list[tuple[Header | None, Sequence[tuple[int, int, int]]] | None] = []
+    for sec in info.sections:
+        if sec.nobits:
+            walked.append(None)
+            continue
+        ctx = SectionContext(label, sec.name, sec.vma, sec.data, quiet.enabled,
+                             quiet.severity_for)
+        walked.append((check_section(ctx) if sec.data else None, ctx.ranges))
+    out = []
+    for profile in profiles:
+        options = consumer_options(profile)
+        result = FileResult(label)
+        for sec, w in zip(info.sections, walked, strict=True):
+            if w is None:
+                result.sections.append(SectionSummary(sec.name, sec.vma, 0, nobits=True))
+                continue
+            header, ranges = w
+            sev_for = options.severity_for
+            if sec.segment is not None and not reads_segment(profile):
+                sev_for = _below_error(sev_for)
+            ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled, sev_for,
+                                 ranges=ranges)
+            if header is not None:
+                check_consumer(ctx, profile, header, info)
+            ctx.finish()
+            result.findings.extend(ctx.findings)
+            result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
+        result.eh_frame_size = info.facts.eh_frame_size
+        findings = name_functions(result.findings, info.symbols)
+        result.findings = with_effects(_capped(findings, label), profile)
+        out.append(result)
+    return out
+
+
 def _below_error(severity_for: Callable[[Rule, Severity], Severity | None]
                  ) -> Callable[[Rule, Severity], Severity | None]:
     """A profile's severities for a segment its reader never reads: errors become warnings
