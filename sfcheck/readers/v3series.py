@@ -307,13 +307,29 @@ class Memo:
             starts: list[int] = []
             rows: list[tuple[int, list[int]]] = []
             fault: Exception | None = None
-            pos = self.sec.fres + fde[2]
+            sec, data = self.sec, self.mem.data
+            pos, end, order = sec.fres + fde[2], sec.fres_end, self.mem.order
+            fre_type, pcmask, fsize = fde[4] & 0xF, fde[4] & 0x10, fde[1]
+            asz = 1 << fre_type if fre_type <= 2 else 0
             for j in range(fde[3]):  # each FRE read is bounded by fres_end
-                try:
-                    start, size, info, words = _read_fre(self.mem, self.sec, fde, pos, i, j)
-                except (_Fault, PastSection) as exc:
-                    fault = exc
-                    break
+                # An FRE _read_fre takes without a fault, read in place; anything else
+                # (a fault on the way) goes to _read_fre itself.
+                fre = None
+                if asz and pos + asz + 1 <= end:
+                    start = int.from_bytes(data[pos:pos + asz], order)
+                    info = data[pos + asz]
+                    code = (info >> 5) & 3
+                    size = asz + 1 + ((info >> 1) & 0xF) * (1 << code)
+                    if (pcmask or start <= fsize) and code <= 2 and pos + size <= end:
+                        fre = start, size, info, list(_WORDS[order, code, (info >> 1) & 0xF]
+                                                      .unpack_from(data, pos + asz + 1))
+                if fre is None:
+                    try:
+                        fre = _read_fre(self.mem, sec, fde, pos, i, j)
+                    except (_Fault, PastSection) as exc:
+                        fault = exc
+                        break
+                start, size, info, words = fre
                 if starts and start <= starts[-1]:
                     fault = _unordered(i, j, start, starts[-1])
                     break
@@ -337,6 +353,12 @@ class Memo:
             self.rules[key] = exc
             raise
         return rules
+
+
+# (byte order, data-word size code, count) -> the signed words' Struct
+_WORDS = {(order, code, n): struct.Struct(("<" if order == "little" else ">")
+                                          + "bhi"[code] * n)
+          for order in ("little", "big") for code in range(3) for n in range(16)}
 
 
 def _ordered_starts(data: bytes, sec: Registered) -> list[int] | None:
