@@ -16,7 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.checker import Options, check_elf, check_elf_consumers, consumer_options
+from sfcheck.checker import (
+    Options,
+    Walked,
+    check_elf,
+    check_elf_consumers,
+    consumer_options,
+)
 from sfcheck.effects import TAKES, verdict
 from sfcheck.elf.loader import load_elf
 from sfcheck.profiles import PROFILES
@@ -52,12 +58,18 @@ def test_profile_verdicts_equal_full_runs(path: str) -> None:
 
 
 def _consumer_runs_agree(data: bytes) -> None:
-    """check_elf_consumers gives each profile what its own consumer-rules-only run gives."""
+    """check_elf_consumers gives each profile what its own consumer-rules-only run gives,
+    walking the file itself or taking the strict check's load and walk."""
     profiles = [PROFILES[p] for p in CONSUMERS]
-    shared = check_elf_consumers(data, profiles, "f")
-    for p, got in zip(profiles, shared, strict=True):
+    walked: list[Walked] = []
+    check_elf(data, path="f", walked=walked)
+    assert len(walked) <= 1
+    alone = check_elf_consumers(data, profiles, "f")
+    after_strict = check_elf_consumers(data, profiles, "f", walked[0] if walked else None)
+    for p, got, got2 in zip(profiles, alone, after_strict, strict=True):
         want = check_elf(data, path="f", options=consumer_options(p))
         assert (got.error, _file(got, p.name)) == (want.error, _file(want, p.name)), p.name
+        assert (got2.error, _file(got2, p.name)) == (want.error, _file(want, p.name)), p.name
 
 
 ALL_ELF = LINKED + sorted(p for p in glob.glob(str(CORPUS / "*" / "*.o")))

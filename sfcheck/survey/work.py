@@ -5,7 +5,7 @@ Dask worker: the input and the output are plain data (picklable, no open handles
 The strict run is the full check. A consumer profile differs from strict only by its
 severity overrides and its consumer rules (sfcheck.profiles), so each profile's verdict
 is the strict findings under its overrides plus a run of only its consumer rules
-(checker.check_elf_consumers: the file loaded and walked once for every profile;
+(checker.check_elf_consumers: the strict run's load and structure walk serve every profile;
 tests/test_survey_engine.py holds this equal to full check_elf runs under each profile).
 Objects (.o) get full runs: a runtime profile judges them by other rules
 (sfcheck/rules/linkable.py).
@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from ..checker import Options, SectionStats, check_elf, check_elf_consumers
+from ..checker import Options, SectionStats, Walked, check_elf, check_elf_consumers
 from ..effects import GRAVITY, TAKES, verdict
 from ..fileio import InputFileError, open_regular
 from ..inputs.limits import ArchiveError, Limits
@@ -154,7 +154,8 @@ def file_record(member: str, image: bytes | mmap.mmap,
     facts = elf_facts(image if isinstance(image, bytes) else memoryview(image))
     rec["eh_frame_bytes"], rec["producer"] = facts.eh_frame_bytes, facts.producer
     stats: list[SectionStats] = []
-    res = check_elf(image, path=member, stats=stats)
+    walked: list[Walked] = []
+    res = check_elf(image, path=member, stats=stats, walked=walked)
     if res.error is not None:
         rec["error"] = res.error
         rec["findings"] = [[UNREADABLE, "error", 1]]
@@ -178,7 +179,8 @@ def file_record(member: str, image: bytes | mmap.mmap,
     else:
         rec["text_bytes"] = facts.text_bytes
     if live:
-        rec["refused_by"] = refusing_profiles(image, member, res, profiles)
+        rec["refused_by"] = refusing_profiles(image, member, res, profiles,
+                                              walked[0] if walked else None)
     return rec
 
 
@@ -194,9 +196,11 @@ def _refuses(profile: Profile, f: Finding) -> bool:
 
 
 def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
-                      profiles: tuple[str, ...] = CONSUMERS) -> list[str]:
+                      profiles: tuple[str, ...] = CONSUMERS,
+                      walked: Walked | None = None) -> list[str]:
     """The consumer profiles (of `profiles`) whose reader would not take `image`: the
-    verdict of a full check under that profile (sfcheck.effects) is not "takes"."""
+    verdict of a full check under that profile (sfcheck.effects) is not "takes".
+    `walked`: the strict run's load and walk, which the consumer runs then reuse."""
     refused = set()
     consumers = []  # profiles the strict findings do not decide: their consumer rules do
     relocatable = image[16:18] in (b"\x01\x00", b"\x00\x01")  # e_type ET_REL
@@ -210,8 +214,8 @@ def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
             refused.add(name)
         elif p.consumer:
             consumers.append(p)
-    if consumers:  # one load and one structure walk for all of them
-        for p, res in zip(consumers, check_elf_consumers(image, consumers, member),
+    if consumers:  # one load and one structure walk for all of them (the strict run's)
+        for p, res in zip(consumers, check_elf_consumers(image, consumers, member, walked),
                           strict=True):
             if verdict(res)[0] != TAKES:
                 refused.add(p.name)
