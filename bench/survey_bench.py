@@ -5,15 +5,21 @@ Builds a synthetic Debian repository of N packages (sfcheck.survey.debrepo) from
 compiled objects: small C libraries of 20..200 functions built by gcc -O2 with symbols
 and .eh_frame, half assembled with `-Wa,--gsframe` (binutils' SFrame), half without,
 plus the corpus/ binaries; each package holds 1-3 of them with a package-specific
-trailer, so every package has its own digest. Then times:
+trailer, so every package has its own digest. The SFrame half is assembled and linked by
+binutils 2.47 (SFrame v3, what a distribution enabling SFrame now ships) from
+TOOLCHAINS/bin-sid (corpus/get-toolchains.sh; --toolchains, default <repo>/.toolchains),
+or by the system binutils (2.40 on Debian 12: SFrame v1) when it is missing. Then times:
 
   survey -j 1   a fresh database, one worker process (inline)
   survey -j 2   a fresh database, two worker processes
   rerun         `-j 2` again over the unchanged repository into the -j 2 database
-  4 profiles    -j 1 with --profile for every consumer profile but kernel-rfc-2023
-                (its reader model is most of a default survey's time)
+  4 profiles    -j 1 with --profile for every consumer profile without a reader model
+                (not kernel-v13 nor kernel-rfc-2023: the models are most of a default
+                survey's time)
   pipeline      per package `dpkg-deb -x` into a temporary directory, then
-                `readelf --sframe` on each ELF file in it (on M packages, scaled)
+                `readelf --sframe` on each ELF file in it (on M packages, scaled); the
+                readelf of the binutils that wrote the sections (bin-sid's, run through
+                its own loader with no shell wrapper), else the system's
 
 and prints (and with --out writes as Markdown) packages/s per core and the ratios the
 issue sets as targets. Wall time: survey runs are whole `sfcheck survey` processes.
@@ -50,8 +56,32 @@ def c_source(n: int, seed: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def build_objects(tmp: Path, compile_: bool = True) -> list[bytes]:
-    """Shared libraries compiled here (with and without SFrame) and the corpus files."""
+def sid_binutils(toolchains: Path) -> Path | None:
+    """bin-sid (binutils 2.47, SFrame v3) if its assembler runs."""
+    bindir = toolchains / "bin-sid"
+    try:
+        ok = subprocess.run([str(bindir / "as"), "--version"], capture_output=True).returncode == 0
+    except OSError:
+        ok = False
+    return bindir if ok else None
+
+
+def readelf_command(toolchains: Path) -> list[str]:
+    """bin-sid's readelf (it reads v3) through its loader, as the wrapper script runs it
+    but without the shell; the system's readelf without bin-sid."""
+    root = toolchains / "root-bin-sid"
+    loader = root / "usr" / "lib64" / "ld-linux-x86-64.so.2"
+    tool = root / "usr" / "bin" / "x86_64-linux-gnu-readelf"
+    if sid_binutils(toolchains) and loader.exists() and tool.exists():
+        return [str(loader), "--library-path", str(root / "usr" / "lib" / "x86_64-linux-gnu"),
+                str(tool)]
+    return ["readelf"]
+
+
+def build_objects(tmp: Path, compile_: bool = True,
+                  binutils: Path | None = None) -> list[bytes]:
+    """Shared libraries compiled here (with SFrame, by `binutils` when given, and without)
+    and the corpus files."""
     out = [(ROOT / "corpus" / f).read_bytes() for f in CORPUS_FILES]
     gcc = shutil.which("gcc") if compile_ else None
     if not compile_:
@@ -66,7 +96,8 @@ def build_objects(tmp: Path, compile_: bool = True) -> list[bytes]:
             so = tmp / f"l{k}{'s' if sframe else ''}.so"
             cmd = [gcc, "-O2", "-g0", "-fPIC", "-shared", "-o", str(so), str(src)]
             if sframe:
-                cmd.insert(1, "-Wa,--gsframe")
+                # gcc -B finds as and ld there first
+                cmd[1:1] = ["-Wa,--gsframe"] + ([f"-B{binutils}/"] if binutils else [])
             subprocess.run(cmd, check=True, capture_output=True)
             out.append(so.read_bytes())
     return out
@@ -98,7 +129,7 @@ def timed(cmd: list[str], name: str = "") -> float:
     return time.perf_counter() - t
 
 
-def pipeline(debs: list[Path], tmp: Path) -> float:
+def pipeline(debs: list[Path], tmp: Path, readelf: list[str]) -> float:
     c, t = _children_cpu(), time.perf_counter()
     for deb in debs:
         d = tempfile.mkdtemp(dir=tmp)
@@ -109,11 +140,19 @@ def pipeline(debs: list[Path], tmp: Path) -> float:
                 with open(p, "rb") as fh:
                     if fh.read(4) != b"\x7fELF":
                         continue
-                subprocess.run(["readelf", "--sframe", p], stdout=subprocess.DEVNULL,
+                subprocess.run([*readelf, "--sframe", p], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         shutil.rmtree(d)
     CPU["pipeline"] = _children_cpu() - c
     return time.perf_counter() - t
+
+
+def _version(tool: list[str]) -> str:
+    try:
+        r = subprocess.run([*tool, "--version"], capture_output=True, text=True)
+    except OSError:
+        return "?"
+    return r.stdout.splitlines()[0] if r.stdout else "?"
 
 
 def main() -> int:
@@ -123,32 +162,40 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--corpus-only", action="store_true",
                     help="no compiled libraries (the smoke test: no gcc run)")
+    ap.add_argument("--toolchains", type=Path,
+                    default=Path(os.environ.get("TOOLCHAINS", ROOT / ".toolchains")),
+                    help="corpus/get-toolchains.sh's directory (bin-sid: SFrame v3)")
     args = ap.parse_args()
     sfcheck = [sys.executable, "-m", "sfcheck", "survey"]
+    binutils = sid_binutils(args.toolchains)
+    readelf = readelf_command(args.toolchains)
+    if binutils is None and not args.corpus_only:
+        print(f"{args.toolchains}/bin-sid missing (corpus/get-toolchains.sh fetches it): "
+              "the SFrame libraries are assembled by the system binutils", file=sys.stderr)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         t0 = time.perf_counter()
-        objects = build_objects(tmp, not args.corpus_only)
+        objects = build_objects(tmp, not args.corpus_only, binutils)
         build_repo(tmp / "repo", args.packages, objects)
         built = time.perf_counter() - t0
         repo = str(tmp / "repo")
         j1 = timed(sfcheck + ["--db", str(tmp / "j1.db"), "-j", "1", repo], "j1")
         j2 = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "j2")
         rerun = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "rerun")
-        # Every consumer profile but kernel-rfc-2023, whose reader model is most of the time.
-        two = [a for p in ("kernel", "glibc-2.42", "libsframe-2.46", "llvm-22")
+        # Every consumer profile without a reader model (sfcheck/readers/).
+        two = [a for p in ("glibc-2.42", "libsframe-2.46", "libsframe-2.40", "llvm-22")
                for a in ("--profile", p)]
         j1k = timed(sfcheck + ["--db", str(tmp / "j1k.db"), "-j", "1", *two, repo], "j1k")
         debs = sorted((tmp / "repo" / "pool").rglob("*.deb"))
         sample = debs[:: max(1, len(debs) // args.pipeline_sample)][:args.pipeline_sample]
-        pipe = pipeline(sample, tmp)
+        pipe = pipeline(sample, tmp, readelf)
     n = args.packages
     m = len(sample)
     rows = [
         ("survey -j 1", j1, n / j1, CPU["j1"], n / CPU["j1"]),
         ("survey -j 2", j2, n / j2, CPU["j2"], n / CPU["j2"]),
         ("rerun -j 2 (unchanged)", rerun, n / rerun, CPU["rerun"], n / CPU["rerun"]),
-        ("survey -j 1, 4 profiles (not kernel-rfc-2023)", j1k, n / j1k, CPU["j1k"],
+        ("survey -j 1, 4 profiles (no reader model)", j1k, n / j1k, CPU["j1k"],
          n / CPU["j1k"]),
         (f"dpkg-deb -x + readelf --sframe ({m} packages)", pipe, m / pipe, CPU["pipeline"],
          m / CPU["pipeline"]),
@@ -158,6 +205,9 @@ def main() -> int:
         f"Repository: {n} packages, {len(objects)} distinct ELF images "
         f"({len(objects) - len(CORPUS_FILES)} compiled here by gcc, the rest from corpus/), "
         f"built in {built:.1f} s. Machine: {os.cpu_count()} CPUs (shared).", "",
+        f"SFrame libraries assembled and linked by "
+        f"{_version([str(binutils / 'as')]) if binutils else _version(['as']) + ' (system)'}"
+        f"; the pipeline's readelf: {_version([*readelf])}.", "",
         "Packages/s per core = packages / CPU seconds of every process the run started "
         "(sfcheck and its workers; dpkg-deb and readelf): what a free core would do, "
         "whatever else the machine runs.", "",
@@ -170,7 +220,7 @@ def main() -> int:
         f"{CPU['j2'] / CPU['j1']:.2f} (1.00 = no parallel overhead: 2x on 2 free cores)",
         f"- rerun / first run (-j 2), wall: {100 * rerun / j2:.1f} % (target <= 5 %); CPU: "
         f"{100 * CPU['rerun'] / CPU['j2']:.1f} %",
-        f"- 4 profiles (not kernel-rfc-2023) -j 1 vs pipeline, per core: "
+        f"- 4 profiles (no reader model) -j 1 vs pipeline, per core: "
         f"{(n / CPU['j1k']) / (m / CPU['pipeline']):.2f}x",
         f"- load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
     ]

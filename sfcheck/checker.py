@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from . import rules  # noqa: F401  (registers every rule)
 from .elf.loader import load_elf
-from .elf.model import Buffer, FuncSymbol, addresses
+from .elf.model import Buffer, ElfSFrameInfo, FuncSymbol, addresses
 from .elf.symbols import FuncSymbols
 from .errors import ElfError
 from .format.model import Header
@@ -129,14 +129,16 @@ MAX_PER_FILE = 1000  # findings kept per file (worst first); the per-rule cap is
 def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
               options: Options | None = None, waivers: Sequence[Waiver] = (),
               package: str | None = None, member: str | None = None,
-              stats: list[SectionStats] | None = None) -> FileResult:
+              stats: list[SectionStats] | None = None,
+              walked: list[Walked] | None = None) -> FileResult:
     """Check every SFrame section of an ELF file (a path, or its bytes in any buffer: a
     path is read through bounded reads, a buffer in place, neither copied whole);
     unreadable files set `error`. Findings with a PC are named by the file's function
     symbols, whatever the output format. `waivers` are applied before the per-file cap
     (`package` and `member` are what their globs see). `stats`, when given, gets one
     SectionStats per SFrame section checked (the survey's figures, which the result model
-    does not carry)."""
+    does not carry); `walked`, when given, gets the file's Walked (for check_elf_consumers)
+    once every section is checked."""
     options = options or Options()
     label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
                      else "<bytes>")
@@ -162,6 +164,7 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         def severity_for(rule: Rule, severity: Severity) -> Severity | None:
             return object_severity(profile, rule.id, severity)
     ctxs, headers = [], []
+    walks: list[tuple[Header | None, Sequence[tuple[int, int, int]]] | None] = []
     for k, sec in enumerate(info.sections):
         sev_for = severity_for
         if sec.segment is not None and not reads_segment(profile):
@@ -178,8 +181,10 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
             ctx.finish()
             result.findings.extend(ctx.findings)
             result.sections.append(SectionSummary(sec.name, sec.vma, 0, nobits=True))
+            walks.append(None)
             continue
         header = check_section(ctx) if sec.data else None
+        walks.append((header, ctx.ranges))
         if not sec.data and not relocatable:
             # every reader refuses a zero-size section: say so, naming them
             ctx.emit(TOO_SHORT, empty_section_message(profile), offset=0)
@@ -203,6 +208,8 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         ctxs.append(ctx)
         headers.append(header)
         result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
+    if walked is not None:
+        walked.append(Walked(info, walks))
     if cfi:
         cross_check(ctxs, headers, info)
     for ctx in ctxs:
@@ -216,6 +223,83 @@ def check_elf(source: str | os.PathLike[str] | Buffer, path: str | None = None,
         result.waivers_used = waive_file(result, findings, list(waivers))
     result.findings = with_effects(_capped(findings, label), profile)
     return result
+
+
+def consumer_options(profile: Profile) -> Options:
+    """`profile` with only its consumer rules on: what its reader adds to the strict check."""
+    return Options(profile=profile, enable=set(profile.consumer), disable=set(GROUPS))
+
+
+class Walked(Record):
+    """A loaded file and, per SFrame section (None: SHT_NOBITS), the header and function
+    ranges the structure walk read: neither depends on which rules are on."""
+
+    __slots__ = ("info", "sections")
+
+    def __init__(self, info: ElfSFrameInfo,
+                 sections: list[tuple[Header | None, Sequence[tuple[int, int, int]]] | None]
+                 ) -> None:
+        self.info = info
+        self.sections = sections
+
+
+def check_elf_consumers(source: str | os.PathLike[str] | Buffer, profiles: Sequence[Profile],
+                        path: str | None = None, walked: Walked | None = None
+                        ) -> list[FileResult]:
+    """For each of `profiles`, what check_elf gives under consumer_options(profile), with
+    the file loaded and each section's structure walked once for all of them (or taken
+    from `walked`, a check_elf run's): with every group off, only check_consumer emits,
+    and what it reads of the walk does not depend on which rules are on. A relocatable
+    file gets separate runs (its profile severities come from rules/linkable.py)."""
+    label = path or (os.fsdecode(source) if isinstance(source, str | os.PathLike)
+                     else "<bytes>")
+    if walked is None:
+        try:
+            info = load_elf(source, name=label, cfi=False)
+        except ElfError as exc:
+            results = [FileResult(label) for _ in profiles]
+            for r in results:
+                r.error = exc.message
+            return results
+    else:
+        info = walked.info
+    if info.e_type == "ET_REL":
+        return [check_elf(source, path=label, options=consumer_options(p)) for p in profiles]
+    if walked is None:
+        quiet = Options(disable=set(GROUPS))  # the walk reads and emits nothing
+        walks: list[tuple[Header | None, Sequence[tuple[int, int, int]]] | None] = []
+        for sec in info.sections:
+            if sec.nobits:
+                walks.append(None)
+                continue
+            ctx = SectionContext(label, sec.name, sec.vma, sec.data, quiet.enabled,
+                                 quiet.severity_for)
+            walks.append((check_section(ctx) if sec.data else None, ctx.ranges))
+        walked = Walked(info, walks)
+    out = []
+    for profile in profiles:
+        options = consumer_options(profile)
+        result = FileResult(label)
+        for sec, w in zip(info.sections, walked.sections, strict=True):
+            if w is None:
+                result.sections.append(SectionSummary(sec.name, sec.vma, 0, nobits=True))
+                continue
+            header, ranges = w
+            sev_for = options.severity_for
+            if sec.segment is not None and not reads_segment(profile):
+                sev_for = _below_error(sev_for)
+            ctx = SectionContext(label, sec.name, sec.vma, sec.data, options.enabled, sev_for,
+                                 ranges=ranges)
+            if header is not None:
+                check_consumer(ctx, profile, header, info)
+            ctx.finish()
+            result.findings.extend(ctx.findings)
+            result.sections.append(_summary(sec.name, sec.vma, sec.data, header))
+        result.eh_frame_size = info.facts.eh_frame_size
+        findings = name_functions(result.findings, info.symbols)
+        result.findings = with_effects(_capped(findings, label), profile)
+        out.append(result)
+    return out
 
 
 def _below_error(severity_for: Callable[[Rule, Severity], Severity | None]

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from sfcheck.checker import Options, check_section_bytes
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.readers import compare, rfc2023, v3series
-from sfcheck.readers.outcome import DIV0, PAST, REFUSED, ROW, Outcome
+from sfcheck.readers.outcome import DIV0, EFAULT, PAST, REFUSED, ROW, Outcome
 from sfcheck.result import Severity
 
-from strategies import mutated_sections, sections
+from strategies import mutated_sections, mutations, sections
 
 VMA = 0x10000
 
@@ -309,3 +311,50 @@ def test_memo_lookups_equal_fresh_lookups(data: bytes):
     memo = rfc2023.Memo(data)
     for pc in [*reversed(pcs), *pcs, VMA, VMA + 0x1000]:
         assert rfc2023.lookup(data, sec, pc, memo) == rfc2023.lookup(data, sec, pc)
+
+
+@st.composite
+def v3_mutated(draw: st.DrawFn) -> bytes:
+    """v3 sections, valid or damaged, with the flags and auxhdr_len the V3 series registers."""
+    valid = encode(draw(sections(versions=(3,))))
+    data = bytearray(draw(st.one_of(st.just(valid), mutations(valid))))
+    if len(data) > 7:
+        data[3] |= C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL
+        data[7] = 0
+    return bytes(data)
+
+
+@given(v3_mutated(), st.booleans())
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v3_memo_lookups_equal_reference_lookups(data: bytes, narrow: bool):
+    # The Memo's lookup is derived (bisections over records read once); memo=None is the
+    # reference, reading the section afresh the way the reader does.
+    pcs = [p.pc for p in compare.probe_pcs(compare.SFrameTable(data, vma=VMA))]
+    text = (min(pcs), max(pcs)) if narrow and pcs else (0, compare.MASK64)
+    sec = v3series.register(data, VMA, text)
+    assume(not isinstance(sec, Outcome))
+    memo = v3series.Memo(data, sec)
+    for pc in [*reversed(pcs), *pcs, VMA, text[0]]:
+        assert v3series.lookup(data, sec, pc, memo) == v3series.lookup(data, sec, pc)
+
+
+@pytest.mark.parametrize("second", [0x20, 0x21])
+def test_v3_memo_raises_a_kept_fault_again(second: int):
+    # FRE 1 starting past the function's size (0x20) is a fault of __read_fre, whatever the
+    # PC (it is read before the scan compares its start); at the size it is not. The memo
+    # keeps the fault and every later lookup in the FDE meets it again.
+    f = FDE(start=0, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [8]), make_fre(second, [16])))
+    sec_ = build_section(3, C.ABI_AMD64_LE, [f])
+    fde0 = replace(sec_.fdes[0], start=-0x100 - sec_.header.fdes_start)
+    data = encode(replace(sec_, fdes=(fde0,)))
+    sec = v3series.register(data, VMA, (0, compare.MASK64))
+    assert not isinstance(sec, Outcome)
+    memo = v3series.Memo(data, sec)
+    pc = VMA - 0x100 + 4
+    outs = [v3series.lookup(data, sec, pc + k, memo) for k in (0, 8, 0)]
+    if second > 0x20:
+        assert outs[0].kind == EFAULT and "beyond the function size" in outs[0].detail
+    else:
+        assert outs[0].kind == ROW and outs[0].fre == 0
+    assert outs == [v3series.lookup(data, sec, pc + k) for k in (0, 8, 0)]

@@ -6,16 +6,27 @@ import glob
 import gzip
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sfcheck.checker import Options, check_elf
+from sfcheck.checker import (
+    Options,
+    Walked,
+    check_elf,
+    check_elf_consumers,
+    consumer_options,
+)
 from sfcheck.effects import TAKES, verdict
+from sfcheck.elf.loader import load_elf
 from sfcheck.profiles import PROFILES
+from sfcheck.report.json_report import _file
 from sfcheck.survey import demo
 from sfcheck.survey.data import report_data
 from sfcheck.survey.db import SurveyDB
@@ -44,6 +55,77 @@ def test_profile_verdicts_equal_full_runs(path: str) -> None:
     full = [p for p in CONSUMERS
             if verdict(check_elf(data, path="f", options=Options(profile=p)))[0] != TAKES]
     assert rec["refused_by"] == full
+
+
+def _consumer_runs_agree(data: bytes) -> None:
+    """check_elf_consumers gives each profile what its own consumer-rules-only run gives,
+    walking the file itself or taking the strict check's load and walk."""
+    profiles = [PROFILES[p] for p in CONSUMERS]
+    walked: list[Walked] = []
+    check_elf(data, path="f", walked=walked)
+    assert len(walked) <= 1
+    alone = check_elf_consumers(data, profiles, "f")
+    after_strict = check_elf_consumers(data, profiles, "f", walked[0] if walked else None)
+    for p, got, got2 in zip(profiles, alone, after_strict, strict=True):
+        want = check_elf(data, path="f", options=consumer_options(p))
+        assert (got.error, _file(got, p.name)) == (want.error, _file(want, p.name)), p.name
+        assert (got2.error, _file(got2, p.name)) == (want.error, _file(want, p.name)), p.name
+
+
+ALL_ELF = LINKED + sorted(p for p in glob.glob(str(CORPUS / "*" / "*.o")))
+
+
+@pytest.mark.parametrize("path", ALL_ELF, ids=lambda p: os.path.relpath(p, CORPUS))
+def test_shared_consumer_runs_equal_separate_runs(path: str) -> None:
+    _consumer_runs_agree(Path(path).read_bytes())
+
+
+def _sframe_span(image: bytes) -> tuple[int, int]:
+    sec = load_elf(image, name="f").sections[0]
+    off = image.find(sec.data)
+    return off, off + len(sec.data)
+
+
+def _no_section_headers(image: bytes) -> bytes:
+    """The SFrame bytes found through PT_GNU_SFRAME only (a segment some readers never read)."""
+    raw = bytearray(image)
+    struct.pack_into("<Q", raw, 0x28, 0)  # e_shoff
+    struct.pack_into("<HH", raw, 0x3C, 0, 0)  # e_shnum, e_shstrndx
+    return bytes(raw)
+
+
+def _duplicate_start(image: bytes) -> bytes:
+    """FDE 1 of a v3 section starting where FDE 0 does (its PC-relative field is 16 bytes on)."""
+    raw = bytearray(image)
+    off, _ = _sframe_span(image)
+    fde0 = off + 28 + raw[off + 7] + struct.unpack_from("<I", raw, off + 20)[0]
+    struct.pack_into("<q", raw, fde0 + 16, struct.unpack_from("<q", raw, fde0)[0] - 16)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("make,profile,rule", [
+    (_no_section_headers, "llvm-22", "header-version-unsupported"),  # an error made a warning
+    (_duplicate_start, "kernel-v13", "fde-start-duplicate"),  # reads the walk's ranges
+])
+def test_shared_consumer_runs_on_segments_and_ranges(make, profile: str, rule: str) -> None:
+    data = make((CORPUS / "v3" / "exe_pie").read_bytes())
+    alone = check_elf(data, path="f", options=consumer_options(PROFILES[profile]))
+    assert rule in {f.rule for f in alone.findings}
+    _consumer_runs_agree(data)
+
+
+@pytest.mark.parametrize("name", ["v1/libcorpus.so", "v3/libcorpus.so", "v2/exe_pie"])
+@given(st.data())
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+def test_shared_consumer_runs_equal_separate_runs_on_damaged_sections(name: str,
+                                                                       data: st.DataObject
+                                                                       ) -> None:
+    raw = bytearray((CORPUS / name).read_bytes())
+    lo, hi = _sframe_span(bytes(raw))
+    for _ in range(data.draw(st.integers(1, 6))):
+        at = data.draw(st.integers(lo, hi - 1))
+        raw[at] = data.draw(st.one_of(st.integers(0, 255), st.just(raw[at] ^ 0x80)))
+    _consumer_runs_agree(bytes(raw))
 
 
 def test_file_record_figures() -> None:

@@ -179,7 +179,6 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
     if out.outermost:
         return None if not ref.fre.words else Disagreement(
             WRONG, pc, ref.fde_index, f"lookup of {pc:#x}: {reader} ends the walk here")
-    truth = _reference_rules(table, ref)
     if not guards:  # V3: the same row is the same answer (its rule encoding is the spec's)
         if (out.fde, out.fre) != (ref.fde_index, ref.fre_index):
             return Disagreement(WRONG, pc, ref.fde_index, (
@@ -187,6 +186,7 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
                 f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
                 "mis-unwind"), "v3-wrong-row")
         return _v3_walk(pc, ref, out, reader, h.abi)
+    truth = _reference_rules(table, ref)
     if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
         # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
         a = ABIS.get(h.abi, ABIS[constants.ABI_AMD64_LE])
@@ -296,9 +296,10 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
         if isinstance(sec, Outcome):
             yield Disagreement(REFUSE, vma, sec.fde, sec.detail)
             continue
+        memo = v3series.Memo(data, sec)
         for probe in probes:
             if text[0] <= probe.pc < text[1]:
-                d = _classify(table, probe, v3series.lookup(data, sec, probe.pc),
+                d = _classify(table, probe, v3series.lookup(data, sec, probe.pc, memo),
                               v3series.READER, guards=False)
                 if d is not None:
                     yield d

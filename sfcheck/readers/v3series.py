@@ -22,7 +22,11 @@ the same file at 3231d5c5), which hands user-space ranges to the same sframe_add
 
 from __future__ import annotations
 
+import struct
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import islice
+from operator import le
 
 from ..format import constants
 from ..format.abi import ABIS
@@ -237,15 +241,150 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
     return RegRule(ctl >> 3, off, bool(ctl & 2)), out[0], out[1]
 
 
-def lookup(data: bytes, sec: Registered, ip: int) -> Outcome:
-    """sframe_find_user(ip) for an ip inside the registered text."""
+class Memo:
+    """The lookup derived for a checker that probes many PCs of one registration: the same
+    outcomes as the reference lookup (memo=None), from records decoded once. The bytes and
+    the registration never change, so:
+    * when the function starts are in order (non-decreasing), the binary search, which then
+      meets no disorder, ends at the last start at or below the PC: a bisection;
+    * an FDE's FREs are read once, in order, up to the first that faults (a read fault, or a
+      start not after the previous one); the scan of a lookup is then a bisection of the
+      starts before that point, and meets the fault only if every start before it is at or
+      below the PC offset;
+    * each FDE record and each row's rules (or the fault reading them) are kept."""
+
+    def __init__(self, data: bytes, sec: Registered) -> None:
+        self.mem = Bytes(data, sec.big_endian)
+        self.sec = sec
+        self.addrs = _ordered_starts(data, sec)  # None: out of order, the reference search
+        self.fdes: dict[int, tuple[int, int, int, int, int, int, int] | _Fault] = {}
+        # FDE record -> (FRE starts, (info, data words) per FRE, the fault where the scan
+        # stops or None, how many FREs precede that point)
+        self.fres: dict[int, tuple[list[int], list[tuple[int, list[int]]],
+                                   Exception | None]] = {}
+        self.rules: dict[tuple[int, int], tuple[RegRule, RegRule | None, RegRule | None]
+                         | None | _Fault] = {}
+
+    def lookup(self, ip: int) -> Outcome:
+        sec = self.sec
+        try:
+            if self.addrs is None:
+                i = _find_fde(self.mem, sec, ip)
+            else:
+                i = bisect_right(self.addrs, ip) - 1
+                if i < 0:
+                    raise _Fault(EINVAL, f"{ip:#x} is below every function")
+            fde = self.fdes.get(i)
+            if fde is None:
+                try:
+                    fde = self.fdes[i] = _read_fde(self.mem, sec, i)
+                except _Fault as exc:
+                    self.fdes[i] = exc
+                    raise
+            elif isinstance(fde, _Fault):
+                raise _Fault(fde.kind, fde.detail)
+            if not fde[0] <= ip < fde[0] + fde[1]:
+                return _gap(ip, i, fde)
+            ip_off = _ip_off(ip, i, fde)
+            if isinstance(ip_off, Outcome):
+                return ip_off
+            starts, rows, fault = self._fres(i, fde)
+            k = bisect_right(starts, ip_off)  # the FRE the scan stops at (starts ascend)
+            if k == len(starts) and fault is not None:
+                raise _Fault(fault.kind, fault.detail) if isinstance(fault, _Fault) else fault
+            if not k:
+                return _no_fre(i, fde, ip_off)
+            return _row(i, k - 1, self._rules(i, k - 1, fde, *rows[k - 1]))
+        except _Fault as exc:
+            return Outcome(exc.kind, exc.detail)
+        except PastSection as exc:  # cannot happen after registration: kept as a model fault
+            return Outcome(PAST, f"{READER} {exc}")
+
+    def _fres(self, i: int, fde: tuple) -> tuple[list[int], list[tuple[int, list[int]]],
+                                                 Exception | None]:
+        got = self.fres.get(i)
+        if got is None:
+            starts: list[int] = []
+            rows: list[tuple[int, list[int]]] = []
+            fault: Exception | None = None
+            sec, data = self.sec, self.mem.data
+            pos, end, order = sec.fres + fde[2], sec.fres_end, self.mem.order
+            fre_type, pcmask, fsize = fde[4] & 0xF, fde[4] & 0x10, fde[1]
+            asz = 1 << fre_type if fre_type <= 2 else 0
+            for j in range(fde[3]):  # each FRE read is bounded by fres_end
+                # An FRE _read_fre takes without a fault, read in place; anything else
+                # (a fault on the way) goes to _read_fre itself.
+                fre = None
+                if asz and pos + asz + 1 <= end:
+                    start = int.from_bytes(data[pos:pos + asz], order)
+                    info = data[pos + asz]
+                    code = (info >> 5) & 3
+                    size = asz + 1 + ((info >> 1) & 0xF) * (1 << code)
+                    if (pcmask or start <= fsize) and code <= 2 and pos + size <= end:
+                        fre = start, size, info, list(_WORDS[order, code, (info >> 1) & 0xF]
+                                                      .unpack_from(data, pos + asz + 1))
+                if fre is None:
+                    try:
+                        fre = _read_fre(self.mem, sec, fde, pos, i, j)
+                    except (_Fault, PastSection) as exc:
+                        fault = exc
+                        break
+                start, size, info, words = fre
+                if starts and start <= starts[-1]:
+                    fault = _unordered(i, j, start, starts[-1])
+                    break
+                starts.append(start)
+                rows.append((info, words))
+                pos += size
+            got = self.fres[i] = (starts, rows, fault)
+        return got
+
+    def _rules(self, i: int, j: int, fde: tuple, info: int, words: list[int]
+               ) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
+        key = (i, j)
+        if key in self.rules:
+            rules = self.rules[key]
+            if isinstance(rules, _Fault):
+                raise _Fault(rules.kind, rules.detail)
+            return rules
+        try:
+            rules = self.rules[key] = _datawords(self.sec, fde, info, words, i, j)
+        except _Fault as exc:
+            self.rules[key] = exc
+            raise
+        return rules
+
+
+# (byte order, data-word size code, count) -> the signed words' Struct
+_WORDS = {(order, code, n): struct.Struct(("<" if order == "little" else ">")
+                                          + "bhi"[code] * n)
+          for order in ("little", "big") for code in range(3) for n in range(16)}
+
+
+def _ordered_starts(data: bytes, sec: Registered) -> list[int] | None:
+    """Every FDE's function start address as _find_fde computes it, if they never
+    decrease; None otherwise (or if the FDE array is not all inside `data`)."""
+    end = sec.fdes + sec.num_fdes * FDE_SIZE
+    if sec.fdes < 0 or end > len(data):
+        return None
+    fields = struct.iter_unpack(">q8x" if sec.big_endian else "<q8x", data[sec.fdes:end])
+    base = sec.vma + sec.fdes
+    addrs = [(base + k * FDE_SIZE + v) & _ULONG for k, (v,) in enumerate(fields)]
+    return addrs if all(map(le, addrs, islice(addrs, 1, None))) else None
+
+
+def lookup(data: bytes, sec: Registered, ip: int, memo: Memo | None = None) -> Outcome:
+    """sframe_find_user(ip) for an ip inside the registered text. With `memo` (made from the
+    same `data` and `sec`), the same outcome from records decoded once per registration
+    (Memo.lookup; tests/test_readers.py holds the two equal)."""
+    if memo is not None:
+        return memo.lookup(ip)
     mem = Bytes(data, sec.big_endian)
     try:
         i = _find_fde(mem, sec, ip)
         fde = _read_fde(mem, sec, i)
         if not fde[0] <= ip < fde[0] + fde[1]:
-            return Outcome(EINVAL, f"{ip:#x} is in a gap after function {fde[0]:#x} (size "
-                           f"{fde[1]:#x})", i)
+            return _gap(ip, i, fde)
         return _find_fre(mem, sec, i, fde, ip)
     except _Fault as exc:
         return Outcome(exc.kind, exc.detail)
@@ -277,6 +416,29 @@ def _find_fde(mem: Bytes, sec: Registered, ip: int) -> int:
 
 
 def _find_fre(mem: Bytes, sec: Registered, i: int, fde: tuple, ip: int) -> Outcome:
+    ip_off = _ip_off(ip, i, fde)
+    if isinstance(ip_off, Outcome):
+        return ip_off
+    pos, prev, prev_j = sec.fres + fde[2], None, -1
+    for j in range(fde[3]):
+        start, size, info, words = _read_fre(mem, sec, fde, pos, i, j)
+        pos += size
+        if prev is not None and start <= prev[0]:
+            raise _unordered(i, j, start, prev[0])
+        if start > ip_off:
+            break
+        prev, prev_j = (start, info, words), j
+    if prev is None:
+        return _no_fre(i, fde, ip_off)
+    return _row(i, prev_j, _datawords(sec, fde, prev[1], prev[2], i, prev_j))
+
+
+def _gap(ip: int, i: int, fde: tuple) -> Outcome:
+    return Outcome(EINVAL, f"{ip:#x} is in a gap after function {fde[0]:#x} (size "
+                   f"{fde[1]:#x})", i)
+
+
+def _ip_off(ip: int, i: int, fde: tuple) -> int | Outcome:
     ip_off = (ip - fde[0]) & 0xFFFFFFFF
     if fde[4] & 0x10:
         if fde[6] == 0:
@@ -284,20 +446,21 @@ def _find_fre(mem: Bytes, sec: Registered, i: int, fde: tuple, ip: int) -> Outco
                            "divides by zero in the kernel (no check, and full validation "
                            "does not look at rep_size)", i)
         ip_off %= fde[6]
-    pos, prev, prev_j = sec.fres + fde[2], None, -1
-    for j in range(fde[3]):
-        start, size, info, words = _read_fre(mem, sec, fde, pos, i, j)
-        pos += size
-        if prev is not None and start <= prev[0]:
-            raise _Fault(EFAULT, f"FDE {i}: FRE {j} starts at {start:#x}, not after "
-                         f"{prev[0]:#x} (the section is removed)")
-        if start > ip_off:
-            break
-        prev, prev_j = (start, info, words), j
-    if prev is None:
-        why = "has no FREs" if not fde[3] else f"has no FRE at or before offset {ip_off:#x}"
-        return Outcome(EINVAL, f"FDE {i} {why}", i)
-    rules = _datawords(sec, fde, prev[1], prev[2], i, prev_j)
+    return ip_off
+
+
+def _unordered(i: int, j: int, start: int, prev: int) -> _Fault:
+    return _Fault(EFAULT, f"FDE {i}: FRE {j} starts at {start:#x}, not after {prev:#x} (the "
+                  "section is removed)")
+
+
+def _no_fre(i: int, fde: tuple, ip_off: int) -> Outcome:
+    why = "has no FREs" if not fde[3] else f"has no FRE at or before offset {ip_off:#x}"
+    return Outcome(EINVAL, f"FDE {i} {why}", i)
+
+
+def _row(i: int, j: int, rules: tuple[RegRule, RegRule | None, RegRule | None] | None
+         ) -> Outcome:
     if rules is None:
-        return Outcome(ROW, "", i, prev_j, outermost=True)
-    return Outcome(ROW, "", i, prev_j, *rules)
+        return Outcome(ROW, "", i, j, outermost=True)
+    return Outcome(ROW, "", i, j, *rules)

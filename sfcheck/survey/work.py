@@ -4,10 +4,11 @@ Dask worker: the input and the output are plain data (picklable, no open handles
 
 The strict run is the full check. A consumer profile differs from strict only by its
 severity overrides and its consumer rules (sfcheck.profiles), so each profile's verdict
-is the strict findings under its overrides plus a run of only its consumer rules:
-~1/4 of a second full check per profile (tests/test_survey_engine.py holds this equal to
-full check_elf runs under each profile). Objects (.o) get full runs: a runtime profile
-judges them by other rules (sfcheck/rules/linkable.py).
+is the strict findings under its overrides plus a run of only its consumer rules
+(checker.check_elf_consumers: the strict run's load and structure walk serve every profile;
+tests/test_survey_engine.py holds this equal to full check_elf runs under each profile).
+Objects (.o) get full runs: a runtime profile judges them by other rules
+(sfcheck/rules/linkable.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from ..checker import Options, SectionStats, check_elf
+from ..checker import Options, SectionStats, Walked, check_elf, check_elf_consumers
 from ..effects import GRAVITY, TAKES, verdict
 from ..fileio import InputFileError, open_regular
 from ..inputs.limits import ArchiveError, Limits
@@ -27,7 +28,7 @@ from ..inputs.sniff import HEAD_SIZE, classify
 from ..inputs.spill import SpillDir
 from ..profiles import LISTED, PROFILES, Profile, flag_names
 from ..result import FileResult, Finding, Severity, Skipped
-from ..rules.registry import GROUPS, RULES
+from ..rules.registry import RULES
 from .elffacts import elf_facts
 
 UNREADABLE = "input-unreadable"  # the rule a package or member that cannot be read counts as
@@ -153,7 +154,8 @@ def file_record(member: str, image: bytes | mmap.mmap,
     facts = elf_facts(image if isinstance(image, bytes) else memoryview(image))
     rec["eh_frame_bytes"], rec["producer"] = facts.eh_frame_bytes, facts.producer
     stats: list[SectionStats] = []
-    res = check_elf(image, path=member, stats=stats)
+    walked: list[Walked] = []
+    res = check_elf(image, path=member, stats=stats, walked=walked)
     if res.error is not None:
         rec["error"] = res.error
         rec["findings"] = [[UNREADABLE, "error", 1]]
@@ -177,7 +179,8 @@ def file_record(member: str, image: bytes | mmap.mmap,
     else:
         rec["text_bytes"] = facts.text_bytes
     if live:
-        rec["refused_by"] = refusing_profiles(image, member, res, profiles)
+        rec["refused_by"] = refusing_profiles(image, member, res, profiles,
+                                              walked[0] if walked else None)
     return rec
 
 
@@ -193,26 +196,28 @@ def _refuses(profile: Profile, f: Finding) -> bool:
 
 
 def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
-                      profiles: tuple[str, ...] = CONSUMERS) -> list[str]:
+                      profiles: tuple[str, ...] = CONSUMERS,
+                      walked: Walked | None = None) -> list[str]:
     """The consumer profiles (of `profiles`) whose reader would not take `image`: the
-    verdict of a full check under that profile (sfcheck.effects) is not "takes"."""
-    out = []
+    verdict of a full check under that profile (sfcheck.effects) is not "takes".
+    `walked`: the strict run's load and walk, which the consumer runs then reuse."""
+    refused = set()
+    consumers = []  # profiles the strict findings do not decide: their consumer rules do
     relocatable = image[16:18] in (b"\x01\x00", b"\x00\x01")  # e_type ET_REL
     for name in profiles:
         p = PROFILES[name]
         if relocatable:  # objects: other rules judge them (linkable.py): a full run
             res = check_elf(image, path=member, options=Options(profile=name))
             if verdict(res)[0] != TAKES:
-                out.append(name)
-            continue
-        if any(_refuses(p, f) for f in strict.findings):
-            out.append(name)
-            continue
-        if not p.consumer:
-            continue
-        res = check_elf(image, path=member, options=Options(
-            profile=name, enable=set(p.consumer), disable=set(GROUPS)))
-        if verdict(res)[0] != TAKES:
-            out.append(name)
-    return out
+                refused.add(name)
+        elif any(_refuses(p, f) for f in strict.findings):
+            refused.add(name)
+        elif p.consumer:
+            consumers.append(p)
+    if consumers:  # one load and one structure walk for all of them (the strict run's)
+        for p, res in zip(consumers, check_elf_consumers(image, consumers, member, walked),
+                          strict=True):
+            if verdict(res)[0] != TAKES:
+                refused.add(p.name)
+    return [name for name in profiles if name in refused]
 
