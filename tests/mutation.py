@@ -47,7 +47,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     # ehframe.py apart: its corpus-wide comparison with pyelftools makes each mutant slow
     "dwarf": (["sfcheck/dwarf/cfi.py", "sfcheck/dwarf/expr.py", "sfcheck/dwarf/leb128.py"],
               ["tests/test_dwarf_cfi.py", "tests/test_dwarf_expr.py", "tests/test_ehframe.py"]),
-    "ehframe": (["sfcheck/dwarf/ehframe.py"], ["tests/test_dwarf_cfi.py",
+    "ehframe": (["sfcheck/dwarf/ehframe.py"], ["tests/test_ehframe_pointers.py",
+                                               "tests/test_dwarf_cfi.py",
                                                "tests/test_ehframe.py"]),
     "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
                                       "tests/test_unwind_props.py",
