@@ -1,0 +1,166 @@
+"""sfcheck.format.fre_rules: the one reading of an FRE's data words as (CFA, RA, FP) rules.
+
+DEFAULT FREs follow libsframe's getters (sframe_fre_get_{cfa,ra,fp}_offset: CFA word, then
+RA unless the header fixes it, then FP unless fixed; s390x scales the CFA and v2 stores a
+register as (reg << 1) | 1). FLEX FREs follow the kernel's V3 unwinder
+(__read_flex_fde_fre_datawords: (control, offset) pairs, control = reg << 3 | deref << 1 |
+reg_p, a zero control word one padding word meaning "no rule").
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sfcheck.format import constants as C
+from sfcheck.format.abi import ABIS, max_reg
+from sfcheck.format.fre_rules import RegRule, default_rules, flex_rules, fre_rules, intern
+from sfcheck.format.model import FRE, Header, fre_info, make_fre
+
+AMD64, S390X = ABIS[C.ABI_AMD64_LE], ABIS[C.ABI_S390X_BE]
+
+
+def header(version: int = C.VERSION_3, abi: int = C.ABI_AMD64_LE, fixed_fp: int = 0,
+           fixed_ra: int = 0) -> Header:
+    return Header(version, 0, abi, fixed_fp, fixed_ra, 0, 0, 0, 0, 0,
+                  abi == C.ABI_S390X_BE)
+
+
+def test_default_cfa_base_and_offsets() -> None:
+    h = header()
+    assert default_rules(h, make_fre(0, (16, -16, -24)), AMD64) == (
+        RegRule(7, 16, False), RegRule(None, -16, True), RegRule(None, -24, True))
+    assert default_rules(h, make_fre(0, (16, -16, -24), base_sp=False), AMD64)[0] \
+        == RegRule(6, 16, False)
+    assert default_rules(h, make_fre(0, (8,)), AMD64) == (RegRule(7, 8, False), None, None)
+    assert default_rules(h, make_fre(0, (8, -8)), AMD64) == (
+        RegRule(7, 8, False), RegRule(None, -8, True), None)
+
+
+def test_default_fixed_offsets_take_no_word() -> None:
+    """A header's fixed RA offset (x86-64: -8) takes the RA's place: the next word is FP."""
+    h = header(fixed_ra=-8)
+    assert default_rules(h, make_fre(0, (16, -16)), AMD64) == (
+        RegRule(7, 16, False), RegRule(None, -8, True), RegRule(None, -16, True))
+    assert default_rules(h, make_fre(0, (16,)), AMD64) == (
+        RegRule(7, 16, False), RegRule(None, -8, True), None)
+    both = header(fixed_ra=-8, fixed_fp=-16)
+    assert default_rules(both, make_fre(0, (16,)), AMD64) == (
+        RegRule(7, 16, False), RegRule(None, -8, True), RegRule(None, -16, True))
+    with pytest.raises(ValueError, match="^2 data words, 1 more than the ABI uses$"):
+        default_rules(both, make_fre(0, (16, -24)), AMD64)
+    with pytest.raises(ValueError, match="^4 data words, 2 more than the ABI uses$"):
+        default_rules(h, make_fre(0, (16, -16, -24, -32)), AMD64)
+    with pytest.raises(ValueError, match=r"^no data words \(no CFA rule\)$"):
+        default_rules(h, make_fre(0, ()), AMD64)
+
+
+def test_default_s390x() -> None:
+    """s390x: CFA offset stored as (off - 160) / 8; an RA/FP word 0 is padding (not saved); v2
+    stores a register as (reg << 1) | 1, v3 has no such form."""
+    fre = make_fre(0, (2, 0, -72), base_sp=True)
+    for version in (C.VERSION_2, C.VERSION_3):
+        assert default_rules(header(version, C.ABI_S390X_BE), fre, S390X) == (
+            RegRule(15, 2 * 8 + 160, False), None, RegRule(None, -72, True))
+    reg = make_fre(0, (0, (14 << 1) | 1, (11 << 1) | 1))
+    assert default_rules(header(C.VERSION_2, C.ABI_S390X_BE), reg, S390X) == (
+        RegRule(15, 160, False), RegRule(14, 0, False), RegRule(11, 0, False))
+    assert default_rules(header(C.VERSION_3, C.ABI_S390X_BE), reg, S390X)[1:] == (
+        RegRule(None, 29, True), RegRule(None, 23, True))
+    # the same odd word on x86-64 is an offset
+    assert default_rules(header(C.VERSION_2), reg, AMD64)[1] == RegRule(None, 29, True)
+
+
+def flex(*words: int, size_code: int = 1) -> FRE:
+    return FRE(0, fre_info(True, len(words), size_code), tuple(words))
+
+
+def ctl(reg: int, deref: bool = False, reg_p: bool = True) -> int:
+    return reg << 3 | int(deref) << 1 | int(reg_p)
+
+
+def test_flex_rules() -> None:
+    h = header()
+    # CFA = r7 + 16; RA at CFA - 8; FP = *(r6 - 16)
+    fre = flex(ctl(7), 16, ctl(0, True, False), -8, ctl(6, True), -16)
+    assert flex_rules(h, fre) == (RegRule(7, 16, False), RegRule(None, -8, True),
+                                  RegRule(6, -16, True))
+    # CFA loaded: *(r6 + 0x10); RA in register 30 (not loaded)
+    assert flex_rules(h, flex(ctl(6, True), 0x10, ctl(30), 0)) == (
+        RegRule(6, 0x10, True), RegRule(30, 0, False), None)
+    # a zero control word is one padding word: RA "no rule", then the FP pair
+    assert flex_rules(h, flex(ctl(7), 8, 0, ctl(0, True, False), -16)) == (
+        RegRule(7, 8, False), None, RegRule(None, -16, True))
+
+
+def test_flex_fixed_offsets_and_the_highest_register() -> None:
+    h = header(fixed_ra=-8, fixed_fp=-16)
+    assert flex_rules(h, flex(ctl(7), 8)) == (
+        RegRule(7, 8, False), RegRule(None, -8, True), RegRule(None, -16, True))
+    # a padding word keeps the fixed rule
+    assert flex_rules(h, flex(ctl(7), 8, 0, ctl(6), 0)) == (
+        RegRule(7, 8, False), RegRule(None, -8, True), RegRule(6, 0, False))
+    # control words are unsigned: a 1-byte control of register 31 (0xf9) reads as 31
+    top = max_reg(C.ABI_AARCH64_LE)
+    assert flex_rules(header(), flex(ctl(top) - 256, 0, size_code=0))[0] == \
+        RegRule(top, 0, False)
+    assert flex_rules(header(), flex(ctl(top + 1) - 65536, 0))[0] == RegRule(32, 0, False)
+
+
+def test_flex_malformed() -> None:
+    h = header()
+    with pytest.raises(ValueError, match="^flex FRE with 1 data word; the CFA rule needs 2$"):
+        flex_rules(h, flex(ctl(7)))
+    with pytest.raises(ValueError, match="^flex FRE with 0 data words; the CFA rule needs 2$"):
+        flex_rules(h, flex())
+    with pytest.raises(ValueError, match=r"^flex CFA rule is not register-based \(reg_p"):
+        flex_rules(h, flex(ctl(7, reg_p=False), 8))
+    with pytest.raises(ValueError, match="^flex FRE has 1 data word left over$"):
+        flex_rules(h, flex(ctl(7), 8, ctl(6), -16, ctl(5), -8, 1))
+    # a lone control word after the CFA is left over, not a rule
+    with pytest.raises(ValueError, match="^flex FRE has 1 data word left over$"):
+        flex_rules(h, flex(ctl(7), 8, ctl(6)))
+
+
+def test_flex_s390x_scales_the_cfa() -> None:
+    assert flex_rules(header(abi=C.ABI_S390X_BE), flex(ctl(15), 2))[0] \
+        == RegRule(15, 2 * 8 + 160, False)
+
+
+def test_fre_rules_dispatches_on_flex() -> None:
+    h = header()
+    fre = flex(ctl(7), 8)
+    assert fre_rules(h, True, fre, AMD64) == (RegRule(7, 8, False), None, None)
+    assert fre_rules(h, False, fre, AMD64) == (
+        RegRule(7, ctl(7), False), RegRule(None, 8, True), None)
+
+
+@given(st.integers(-(1 << 31), (1 << 31) - 1), st.integers(0, 40), st.booleans())
+def test_intern_gives_one_object_per_value(off: int, reg: int, deref: bool) -> None:
+    a, b = RegRule(reg, off, deref), RegRule(reg, off, deref)
+    assert a == b and hash(a) == hash(b) and a is not b
+    assert intern(a) is intern(b)
+    assert intern(None) is None
+    assert RegRule(reg, off, deref) != RegRule(reg, off, not deref)
+    assert RegRule(reg, off, deref) != RegRule(reg + 1, off, deref)
+    assert RegRule(reg, off, deref) != RegRule(reg, off + 1, deref)
+    assert RegRule(None, off, deref) != RegRule(reg, off, deref)
+    assert RegRule(reg, off, deref) != (reg, off, deref)
+
+
+def test_abi_facts_for_the_rules() -> None:
+    """The highest register a word may name (31 for an ABI byte sframe.h does not define:
+    the widest file), and the fixed RA offset a built section gets (x86-64's call pushes
+    the RA at CFA - 8; the others keep it in a register)."""
+    from sfcheck.format.abi import has_pauth
+    from sfcheck.format.layout import build_section, default_fixed_ra
+
+    assert [max_reg(a) for a in (C.ABI_AMD64_LE, C.ABI_AARCH64_LE, C.ABI_S390X_BE, 0xEE)] \
+        == [16, 31, 31, 31]
+    assert [has_pauth(a) for a in (C.ABI_AMD64_LE, C.ABI_AARCH64_BE, 0xEE)] \
+        == [False, True, False]
+    assert [default_fixed_ra(a) for a in (C.ABI_AMD64_LE, C.ABI_AARCH64_LE,
+                                          C.ABI_S390X_BE)] == [-8, 0, 0]
+    assert build_section(C.VERSION_2, C.ABI_AMD64_LE, []).header.fixed_ra == -8
+    assert build_section(C.VERSION_2, C.ABI_AARCH64_LE, []).header.fixed_ra == 0
