@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import re
 import shutil
@@ -112,19 +113,37 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
             os.killpg(proc.pid, 15)
             proc.wait()
             finished = False
+    return _collect(work, mutmut, time.monotonic() - start, finished)
+
+
+# One process for every diff (`mutmut show` per survivor costs seconds each).
+_DIFFS = """import json, sys
+from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}, sys.stdout)
+"""
+
+
+def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
+    """The states of the group's mutants in `work`, survivors with their diffs."""
     results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work,
                              capture_output=True, text=True).stdout
+    states = {}
+    for line in results.splitlines():
+        mutant, _, state = line.strip().rpartition(": ")
+        if mutant:
+            states[mutant] = state
+    alive = [m for m, state in states.items() if state in ("survived", "no tests")]
+    diffs = json.loads(subprocess.run(
+        [str(Path(mutmut).with_name("python")), "-c", _DIFFS], cwd=work, input=json.dumps(alive),
+        capture_output=True, text=True, check=True).stdout)
     counts = dict.fromkeys(STATES + ("equivalent",), 0)
     survivors, equivalents, messages = [], [], 0
     known = _equivalents()
-    for line in results.splitlines():
-        mutant, _, state = line.strip().rpartition(": ")
-        if not mutant:
-            continue
+    for mutant, state in states.items():
         counts[state] = counts.get(state, 0) + 1
         if state in ("survived", "no tests"):
-            diff = subprocess.run([mutmut, "show", mutant], cwd=work, capture_output=True,
-                                  text=True).stdout
+            diff = f"# {mutant}\n{diffs[mutant]}"
             if _message_only(diff):
                 messages += 1
                 counts[state] -= 1
@@ -135,8 +154,7 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
             else:
                 survivors.append((mutant, state, diff))
     return {"counts": counts, "survivors": survivors, "equivalents": equivalents,
-            "messages": messages,
-            "seconds": time.monotonic() - start, "finished": finished}
+            "messages": messages, "seconds": seconds, "finished": finished}
 
 
 def _score(counts: dict) -> tuple[int, int]:
@@ -187,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=25,
                         help="most hypothesis examples per property test and mutant")
+    parser.add_argument("--collect", type=Path, metavar="TREE",
+                        help="only report the one GROUP already run in TREE (a run stopped "
+                        "before its report: the tree is left when the script is killed)")
     parser.add_argument("-o", "--output", type=Path,
                         default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
     args = parser.parse_args(argv)
@@ -195,6 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
         return 2
     results = {}
+    if args.collect:
+        (name,) = args.groups
+        results[name] = _collect(args.collect, mutmut, 0, False)
+        _report(args.output, results, args.budget, args.examples)
+        print(f"report: {args.output}")
+        return 0
     with tempfile.TemporaryDirectory(prefix="sfcheck-mutation-") as tmp:
         work = Path(tmp) / "tree"
         work.mkdir()
