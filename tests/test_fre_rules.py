@@ -164,3 +164,14 @@ def test_abi_facts_for_the_rules() -> None:
                                           C.ABI_S390X_BE)] == [-8, 0, 0]
     assert build_section(C.VERSION_2, C.ABI_AMD64_LE, []).header.fixed_ra == -8
     assert build_section(C.VERSION_2, C.ABI_AARCH64_LE, []).header.fixed_ra == 0
+
+
+def test_s390x_cfa_encode_truncates_toward_zero() -> None:
+    """gas stores (offset - 160) / 8 with C's division: an offset off the 8-byte grid
+    truncates toward zero on both sides of 160 (and the result is an integer)."""
+    from sfcheck.format.constants import s390x_cfa_decode, s390x_cfa_encode
+
+    got = [s390x_cfa_encode(off) for off in (160, 165, 168, 155, 150, 152, 0)]
+    assert got == [0, 0, 1, 0, -1, -1, -20]
+    assert all(type(v) is int for v in got)
+    assert s390x_cfa_decode(s390x_cfa_encode(176)) == 176
