@@ -62,6 +62,8 @@ STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", 
           "segfault")
 _STRING_ONLY = re.compile(r"XX|\"|'")
 # "mutant: why it is equivalent" per line; such a survivor is counted apart, with its reason.
+# A reason starting "import-time" marks a mutant no test run can see: the function ran while
+# the module was imported (a table, a cached value), before mutmut switched the mutant on.
 EQUIVALENTS = Path(__file__).with_name("mutation_equivalent.txt")
 
 
@@ -138,7 +140,7 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
     diffs = json.loads(subprocess.run(
         [str(Path(mutmut).with_name("python")), "-c", _DIFFS], cwd=work, input=json.dumps(alive),
         capture_output=True, text=True, check=True).stdout)
-    counts = dict.fromkeys(STATES + ("equivalent",), 0)
+    counts = dict.fromkeys(STATES + ("equivalent", "import-time"), 0)
     survivors, equivalents, messages = [], [], 0
     known = _equivalents()
     for mutant, state in states.items():
@@ -149,7 +151,8 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
                 messages += 1
                 counts[state] -= 1
             elif mutant in known:
-                counts["equivalent"] += 1
+                counts["import-time" if known[mutant].startswith("import-time")
+                       else "equivalent"] += 1
                 counts[state] -= 1
                 equivalents.append((mutant, known[mutant]))
             else:
@@ -170,19 +173,22 @@ def _report(out: Path, results: dict[str, dict], budget: float, examples: int) -
              f"group, property tests capped at {examples} examples). Score = killed (or timed "
              "out) / mutants judged, message-text mutants "
              "apart; 'no tests' means no selected test runs the mutated function.", "",
-             "| group | killed | survived | equivalent | no tests | timeout | message-only | "
-             "not run | score | time | complete |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| group | killed | survived | equivalent | import-time | no tests | timeout | "
+             "message-only | not run | score | time | complete |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         c = r["counts"]
         killed, judged = _score(c)
         score = f"{100 * killed / judged:.1f} %" if judged else "-"
         lines.append(f"| {name} | {c['killed']} | {c['survived']} | {c['equivalent']} | "
+                     f"{c['import-time']} | "
                      f"{c['no tests']} | {c['timeout']} | {r['messages']} | "
                      f"{c['not checked']} | {score} | {r['seconds']:.0f} s | "
                      f"{'yes' if r['finished'] else 'no (budget)'} |")
     for name, r in results.items():
         if r["equivalents"]:
-            lines += ["", f"## Equivalent mutants: {name} (tests/mutation_equivalent.txt)", ""]
+            lines += ["", f"## Equivalent and import-time mutants: {name} "
+                      "(tests/mutation_equivalent.txt)", ""]
             lines += [f"- `{mutant}`: {why}" for mutant, why in r["equivalents"]]
         if not r["survivors"]:
             continue
