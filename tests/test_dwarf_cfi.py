@@ -122,6 +122,10 @@ def test_register_operands_and_the_pc() -> None:
 
 def test_stack_operations() -> None:
     lit = op("DW_OP_lit1")
+    # swap below a third value: [r7+100, 2, 1] - then minus gives 1, plus r7 + 101
+    assert ev(BREG7_100, lit, op("DW_OP_lit2"), op("DW_OP_swap"), op("DW_OP_minus"),
+              op("DW_OP_plus")) == RegRule(7, 101, False)
+    assert ev(lit, BREG7_100, op("DW_OP_lit2"), op("DW_OP_swap")) == RegRule(7, 100, False)
     assert ev(BREG7_100, op("DW_OP_dup"), op("DW_OP_lit2"), op("DW_OP_plus")) \
         == RegRule(7, 102, False)
     assert ev(BREG7_100, op("DW_OP_dup"), op("DW_OP_plus")) \
@@ -251,7 +255,8 @@ def test_expression_decoding() -> None:
     address size as given; a length bound first."""
     assert EXPRS.parse(b"\x0a\x01\x02") == (Op("DW_OP_const2u", [0x0201]),)
     assert _Exprs(False, 8).parse(b"\x0a\x01\x02") == (Op("DW_OP_const2u", [0x0102]),)
-    addr = EXPRS.parse(b"\x03" + bytes(range(1, 9)))
+    # fresh parsers: each makes its pyelftools parser on first use
+    addr = _Exprs(True, 8).parse(b"\x03" + bytes(range(1, 9)))
     assert [(o.op_name, o.args) for o in addr] == [("DW_OP_addr", [0x0807060504030201])]
     addr4 = _Exprs(False, 4).parse(b"\x03\x01\x02\x03\x04")
     assert [(o.op_name, o.args) for o in addr4] == [("DW_OP_addr", [0x01020304])]
@@ -353,3 +358,12 @@ def test_any_order_sorts_stably(funcs: list[tuple[int, int]]) -> None:
     want = sorted(zip(funcs, offsets, strict=True), key=lambda x: (x[0][0], x[0][0] + x[0][1]))
     assert [(f.start, f.end, f.offset) for f in fdes] == [
         (TEXT + s, TEXT + s + n, off) for (s, n), off in want]
+
+
+def test_leb128_errors_say_which() -> None:
+    from sfcheck.dwarf.leb128 import LebError, leb128
+
+    with pytest.raises(LebError, match="^LEB128 number cut short$"):
+        leb128(b"\x80", 0, 1, False)
+    with pytest.raises(LebError, match="^LEB128 number too long$"):
+        leb128(b"\x80" * 12, 0, 12, True)
