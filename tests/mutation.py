@@ -166,10 +166,11 @@ def _score(counts: dict) -> tuple[int, int]:
     return counts["killed"] + counts["timeout"], judged  # a timeout is a detected change
 
 
-def _report(out: Path, results: dict[str, dict], budget: float, examples: int) -> None:
+def _report(out: Path, results: dict[str, dict], budget: float, examples: int,
+            head: str) -> None:
     today = datetime.date.today().isoformat()
     lines = [f"# Mutation testing, {today}", "",
-             f"`python tests/mutation.py` at {_head()} (mutmut, budget {budget:.0f} s per "
+             f"`python tests/mutation.py` at {head} (mutmut, budget {budget:.0f} s per "
              f"group, property tests capped at {examples} examples). Score = killed (or timed "
              "out) / mutants judged, message-text mutants "
              "apart; 'no tests' means no selected test runs the mutated function.", "",
@@ -226,9 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.collect:
         (name,) = args.groups
         results[name] = _collect(args.collect, mutmut, 0, False)
-        _report(args.output, results, args.budget, args.examples)
+        _report(args.output, results, args.budget, args.examples, "(collected)")
         print(f"report: {args.output}")
         return 0
+    head = _head()  # what is measured: the tree is archived now, the report written later
     with tempfile.TemporaryDirectory(prefix="sfcheck-mutation-") as tmp:
         work = Path(tmp) / "tree"
         work.mkdir()
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
                   flush=True)
             # after each group: a stop keeps them
-            _report(args.output, results, args.budget, args.examples)
+            _report(args.output, results, args.budget, args.examples, head)
     print(f"report: {args.output}")
     return 0
 

@@ -367,3 +367,55 @@ def test_leb128_errors_say_which() -> None:
         leb128(b"\x80", 0, 1, False)
     with pytest.raises(LebError, match="^LEB128 number too long$"):
         leb128(b"\x80" * 12, 0, 12, True)
+
+
+def test_decoded_register_rules_and_byte_order() -> None:
+    """Through decode_eh_frame: CFA on register 0, an undefined RA (outermost frame), an RA
+    value expression reading the PC register (not a register value), FP by an expression
+    with a 2-byte constant in the section's byte order."""
+    prog = (b"\x0c\x00\x10"  # def_cfa r0 16
+            + b"\x07\x10"  # undefined r16 (the RA column)
+            + b"\x41" + b"\x16\x10\x02\x80\x08"  # advance 1; val_expression r16: breg16 8
+            + b"\x41" + b"\x10\x06\x06\x76\x00\x0a\x01\x02\x22"  # r6: breg6; const2u; plus
+            + b"\x41" + b"\x16\x10\x05\x77\x00\x80\x00\x22")  # RA: breg7 0; breg16 0; plus
+    fdes = decode_eh_frame(section([(TEXT, 8, prog)]), VMA, True, 8, AMD64)
+    rows = [(r.pc - TEXT, r.cfa, r.ra, r.fp) for r in fdes[0].rows]
+    assert rows[0] == (0, RegRule(0, 16, False), UNDEFINED, None)
+    assert rows[1][2] == Opaque("expression is not register-relative")
+    # FP saved at r6 + 0x0201 (the operand little-endian, as the section is)
+    assert rows[2][3] == RegRule(6, 0x201, True)
+    # PC-relative register-rule expressions are evaluated at pc 0 (the rule, not a value)
+    assert rows[3][2] == RegRule(7, 0, False)
+
+
+def test_big_endian_section() -> None:
+    """A big-endian `.eh_frame` (s390x): entries and expression operands in that order."""
+    def be(entry: bytes) -> bytes:  # the length word and the CIE id/pointer, swapped
+        return entry[:4][::-1] + entry[4:8][::-1] + entry[8:]
+
+    cie = _cie(b"\x0c\x0f\xa0\x01", aug=b"z", aug_data=b"")  # def_cfa r15 160; absptr
+    cie = be(cie)
+    at = len(cie)
+    body = struct.pack(">I", at + 4) + struct.pack(">Q", 0x1000) + struct.pack(">Q", 0x40)
+    # aug len 0; def_cfa_expression breg15 0; const2u 0x0102; plus
+    body += b"\x00" + b"\x0f\x06\x7f\x00\x0a\x01\x02\x22"
+    body += b"\0" * (-(len(body) + 4) % 4)
+    data = cie + struct.pack(">I", len(body)) + body + bytes(4)
+    fdes = decode_eh_frame(data, VMA, False, 8, ABIS[C.ABI_S390X_BE])
+    assert [(f.start, f.end) for f in fdes] == [(0x1000, 0x1040)]
+    assert fdes[0].rows[0].cfa == CfaExpr((Op("DW_OP_breg15", [0]), Op("DW_OP_const2u", [0x102]),
+                                           Op("DW_OP_plus", [])))
+
+
+@pytest.mark.parametrize(("expr", "want"), [
+    (b"\x4f", (Op("DW_OP_lit31", []),)),
+    (b"\x30", (Op("DW_OP_lit0", []),)),
+    (b"\x70\x08", (Op("DW_OP_breg0", [8]),)),
+    (b"\x8f\x78", (Op("DW_OP_breg31", [-8]),)),
+    (b"\x92\x81\x01\x78", (Op("DW_OP_bregx", [129, -8]),)),
+    (b"\x50", None), (b"\x6f", None), (b"\x90\x01", None),  # reg0, lit... regx: not table
+])
+def test_expression_table_edges(expr: bytes, want) -> None:
+    from sfcheck.dwarf.expr import parse_expr
+
+    assert parse_expr(expr, True) == want
