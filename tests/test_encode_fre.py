@@ -89,3 +89,24 @@ def test_decoder_reads_back_what_encode_fre_wrote(fre_type: int, order: str,
     assert (got.start, got.info, got.words) == (fre.start, fre.info, fre.words)
     h = sec.header
     assert data[h.fres_start:h.fres_start + h.fre_len] == encode_fre(fre, fre_type, order)
+
+
+@pytest.mark.parametrize(("fre_type", "start", "sfmt"), [
+    (T1, 200, "B"), (T2, 0xF000, "H"), (T4, 0xF0000000, "I")])
+def test_checked_path_keeps_unsigned_fields(fre_type: int, start: int, sfmt: str) -> None:
+    """An unsigned control word sends the FRE down the checked path; its start address
+    (unsigned, of the FRE type's size), info byte (the mangled-RA bit set: >= 0x80) and
+    words (signed, or unsigned controls as their bits) come out as on the fast path."""
+    fre = make_fre(start, (0xF9, 100, -3), mangled_ra=True, size_code=0)
+    assert fre.info >= 0x80
+    want = struct.pack("<" + sfmt + "B", start, fre.info) + bytes([0xF9, 100, 0xFD])
+    assert encode_fre(fre, fre_type, "<") == want
+
+
+def test_uword_reads_words_unsigned() -> None:
+    one = FRE(0, fre_info(True, 2, 0), (-7, 8))
+    assert [one.uword(0), one.uword(1), one.uword(2)] == [0xF9, 8, None]
+    two = FRE(0, fre_info(True, 1, 1), (-7,))
+    assert [two.uword(0), two.uword(1)] == [0xFFF9, None]
+    four = FRE(0, fre_info(True, 1, 2), (-(1 << 31),))
+    assert four.uword(0) == 1 << 31
