@@ -175,3 +175,52 @@ def test_s390x_cfa_encode_truncates_toward_zero() -> None:
     assert got == [0, 0, 1, 0, -1, -1, -20]
     assert all(type(v) is int for v in got)
     assert s390x_cfa_decode(s390x_cfa_encode(176)) == 176
+
+
+def test_intern_returns_an_equal_rule_and_bounds_its_table(monkeypatch) -> None:
+    """intern gives back a rule equal to its argument (the first such object), and its table
+    is emptied once it holds more than 2**16 rules: at 2**16 + 1 it is kept, the next
+    call starts afresh."""
+    from sfcheck.format import fre_rules
+
+    table: dict = {}
+    monkeypatch.setattr(fre_rules, "_INTERNED", table)
+    a = RegRule(7, 8, False)
+    assert intern(a) is a and intern(RegRule(7, 8, False)) is a
+    b = RegRule(6, -16, True)
+    assert intern(b) is b and intern(b) == RegRule(6, -16, True)
+    table.clear()
+    table.update((RegRule(1, k, False), None) for k in range(1 << 16))
+    intern(RegRule(2, 0, False))  # 2**16 entries: not over the bound yet
+    assert len(table) == (1 << 16) + 1
+    c = RegRule(3, 0, False)
+    assert intern(c) is c and len(table) == 1
+
+
+def test_flex_control_words() -> None:
+    """(CFA, RA, FP) controls of a flex FRE (kernel __read_flex_fde_fre_datawords): reg_p
+    bit 0, deref bit 1, register from bit 3; a zero RA control is one padding word, so FP's
+    control follows it directly."""
+    from sfcheck.format.datawords import Control, flex_controls
+
+    full = flex(ctl(7), 8, ctl(0, True, False), -8, ctl(6, True), -16)
+    assert flex_controls(full) == (Control(True, False, 7), Control(False, True, 0),
+                                   Control(True, True, 6))
+    padded = flex(ctl(7), 8, 0, ctl(6), -16)
+    assert flex_controls(padded) == (Control(True, False, 7), Control(False, False, 0),
+                                     Control(True, False, 6))
+    assert flex_controls(flex(ctl(7), 8)) == (Control(True, False, 7), None, None)
+    assert flex_controls(flex()) == (None, None, None)
+    # a 1-byte control word of register 31, stored as a negative byte, reads unsigned
+    assert flex_controls(flex(ctl(31) - 256, 0, size_code=0))[0] == Control(True, False, 31)
+
+
+def test_fre_starts_in_both_byte_orders() -> None:
+    from sfcheck.format.fre_blocks import starts_of
+
+    toks = [(b"\x01\x02", b"x"), (b"\x00\x10", b"y")]
+    assert starts_of(toks, 2, True) == (0x0102, 0x0010)
+    assert starts_of(toks, 2, False) == (0x0201, 0x1000)
+    assert starts_of([(b"\x00\x00\x01\x02", b"")], 4, True) == (0x0102,)
+    assert starts_of([(b"\x00\x00\x01\x02", b"")], 4, False) == (0x02010000,)
+    assert list(starts_of([(b"\x05", b""), (b"\x07", b"")], 1, True)) == [5, 7]
