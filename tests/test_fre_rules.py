@@ -224,3 +224,31 @@ def test_fre_starts_in_both_byte_orders() -> None:
     assert starts_of([(b"\x00\x00\x01\x02", b"")], 4, True) == (0x0102,)
     assert starts_of([(b"\x00\x00\x01\x02", b"")], 4, False) == (0x02010000,)
     assert list(starts_of([(b"\x05", b""), (b"\x07", b"")], 1, True)) == [5, 7]
+
+
+def test_flex_offsets_and_fixed_fallbacks() -> None:
+    """datawords' offsets of a flex FRE: RA's offset is word 3, FP's word 5 (word 4 after a
+    padding RA control); a header's fixed offset stands in for a word that is absent
+    (DEFAULT: always), never for an FRE with no words (RA undefined)."""
+    from sfcheck.format.datawords import cfa_offset, fp_offset, ra_offset
+
+    h = header()
+    full = flex(ctl(7), 8, ctl(0, True, False), -8, ctl(6, True), -16)
+    assert (cfa_offset(h, full, True), ra_offset(h, full, True), fp_offset(h, full, True)) \
+        == (8, -8, -16)
+    padded = flex(ctl(7), 8, 0, ctl(6, True), -24)
+    assert fp_offset(h, padded, True) == -24
+    fixed = header(fixed_ra=-8, fixed_fp=-16)
+    short = flex(ctl(7), 8)
+    assert (ra_offset(fixed, short, True), fp_offset(fixed, short, True)) == (-8, -16)
+    # flex words present win over the header's fixed offsets
+    assert (ra_offset(fixed, full, True), fp_offset(fixed, full, True)) == (-8, -16)
+    other = flex(ctl(7), 8, ctl(0, True, False), -40, ctl(6, True), -48)
+    assert (ra_offset(fixed, other, True), fp_offset(fixed, other, True)) == (-40, -48)
+    # DEFAULT: the fixed offsets whatever the words; none for an FRE with no words
+    default = make_fre(0, (16, -24))
+    assert (ra_offset(fixed, default, False), fp_offset(fixed, default, False)) == (-8, -16)
+    assert fp_offset(header(fixed_ra=-8), default, False) == -24
+    assert fp_offset(header(), make_fre(0, (16, -8, -32)), False) == -32
+    none = FRE(0, fre_info(True, 0, 0), ())
+    assert (ra_offset(fixed, none, False), fp_offset(fixed, none, False)) == (None, None)
