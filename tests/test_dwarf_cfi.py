@@ -419,3 +419,12 @@ def test_expression_table_edges(expr: bytes, want) -> None:
     from sfcheck.dwarf.expr import parse_expr
 
     assert parse_expr(expr, True) == want
+
+
+def test_decoded_fp_rules_undefined_and_pc_relative() -> None:
+    """An undefined FP is "no rule" (None), not the outermost-frame marker the RA gets; an FP
+    expression reading the PC register is no register-relative address."""
+    prog = (b"\x07\x06"  # undefined r6
+            + b"\x41" + b"\x10\x06\x02\x80\x08")  # advance 1; expression r6: breg16 8
+    fdes = decode_eh_frame(section([(TEXT, 8, prog)]), VMA, True, 8, AMD64)
+    assert [r.fp for r in fdes[0].rows] == [None, Opaque("expression is not register-relative")]
