@@ -63,3 +63,20 @@ def test_token_fre_words_in_byte_order() -> None:
     info = make_fre(0, (0x102, -2), size_code=1).info
     assert token_fre(bytes([info, 1, 2, 0xFF, 0xFE]), True) == FRE(0, info, (0x102, -2))
     assert token_fre(bytes([info, 2, 1, 0xFE, 0xFF]), False) == FRE(0, info, (0x102, -2))
+
+
+def test_block_ending_before_it_starts_goes_to_the_decoder() -> None:
+    """An FDE with no FREs whose block starts after the next FDE's (out of table order): its
+    block does not end where the next one starts, so run() hands it to the decoder, even
+    though the regex walk would find the zero FREs it claims."""
+    fdes = [FDE(0, 0x10, fde_info(C.FRE_TYPE_ADDR1), ()),
+            FDE(0x100, 0x10, fde_info(C.FRE_TYPE_ADDR1), (make_fre(0, (8,)),))]
+    data = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes,
+                                          flags=C.F_FDE_SORTED)))
+    h = decode(bytes(data)).header
+    data[h.fdes_start + 8:h.fdes_start + 12] = h.fre_len.to_bytes(4, "little")
+    paths: list[tuple[str, int]] = []
+    FreBlocks(Decoder(bytes(data))).run(
+        0, 2, lambda i, *a: paths.append(("tokens", i)),
+        lambda i, fde: paths.append(("decoded", i)))
+    assert paths == [("decoded", 0), ("tokens", 1)]
