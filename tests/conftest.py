@@ -36,6 +36,22 @@ settings.register_profile("sfcheck", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("sfcheck")
 
+# tests/mutation.py runs the covering tests once per mutant; at each property test's own
+# example count a surviving mutant costs minutes. SFCHECK_MUTATION_EXAMPLES caps the count
+# there (the report says so); the suite itself always runs each test's own count.
+_EXAMPLES_CAP = int(os.environ.get("SFCHECK_MUTATION_EXAMPLES") or 0)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if not _EXAMPLES_CAP:
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        # where @given keeps the settings it reads at each call (hypothesis >= 6.100)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is not None and own.max_examples > _EXAMPLES_CAP:
+            test._hypothesis_internal_use_settings = settings(own, max_examples=_EXAMPLES_CAP)
+
 if installed_run():
     # Imported now, before any harness module appends the checkout to sys.path: every
     # sfcheck.* import later resolves through this package's own __path__.

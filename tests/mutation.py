@@ -1,13 +1,15 @@
 """Mutation testing of sfcheck's modules with mutmut, in one command, within a time budget.
 
-    python tests/mutation.py [--budget SECONDS] [--jobs N] [GROUP ...]
+    python tests/mutation.py [--budget SECONDS] [--jobs N] [--examples N] [GROUP ...]
 
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
 group (a group stops at its share of the budget; mutants not reached are counted as not run),
 and writes the score and every survivor to reports/mutation-DATE.md. Mutants that only change a
 string literal (mutmut's "XX" wrapping, case changes: message text) are counted apart, since no
-test should pin the wording of every message. Not in the per-push CI (minutes per group); needs
+test should pin the wording of every message. Property tests run at most --examples examples per
+mutant (SFCHECK_MUTATION_EXAMPLES, read by tests/conftest.py): at their own counts one
+surviving mutant costs minutes. Not in the per-push CI (minutes per group); needs
 the `test` extra plus mutmut (`pip install mutmut`).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import re
 import shutil
@@ -33,7 +36,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_elf_packages.py"]),
     "format": (["sfcheck/format/*"], ["tests/test_format_units.py", "tests/test_format_props.py",
                                       "tests/test_fde_table.py", "tests/test_layout_blocks.py",
-                                      "tests/test_fre_blocks_nexts.py"]),
+                                      "tests/test_fre_blocks_nexts.py", "tests/test_fre_info.py",
+                                      "tests/test_fre_rules.py", "tests/test_encode_fre.py",
+                                      "tests/test_walk_paths.py",
+                                      "tests/test_format_locations.py",
+                                      "tests/test_fre_blocks_decoder.py"]),
     "rules": (["sfcheck/rules/*.py"], ["tests/test_rules.py", "tests/test_elf_rules.py",
                                        "tests/test_rule_locations.py",
                                        "tests/test_rule_fde_no_fres.py",
@@ -42,8 +49,13 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                                 "tests/test_semantic_units.py",
                                                 "tests/test_semantic_settle.py",
                                                 "tests/test_semantic_bounds.py"]),
-    "dwarf": (["sfcheck/dwarf/*"], ["tests/test_ehframe.py", "tests/test_dwarf_expr.py",
-                                    "tests/test_semantic_bounds.py"]),
+    # the .eh_frame reader apart: its corpus-wide comparison with pyelftools makes each mutant slow
+    "dwarf": (["sfcheck/dwarf/cfi.py", "sfcheck/dwarf/expr.py", "sfcheck/dwarf/leb128.py"],
+              ["tests/test_dwarf_cfi.py", "tests/test_dwarf_expr.py", "tests/test_ehframe.py"]),
+    "ehframe": (["sfcheck/dwarf/ehframe.py", "sfcheck/dwarf/callframe.py",
+                 "sfcheck/dwarf/cursor.py"],
+                ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
+                 "tests/test_ehframe.py", "tests/test_semantic_bounds.py"]),
     "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
                                       "tests/test_unwind_props.py",
                                       "tests/test_unwind_sigframe.py"]),
@@ -51,6 +63,19 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
 _STRING_ONLY = re.compile(r"XX|\"|'")
+# "mutant: why it is equivalent" per line; such a survivor is counted apart, with its reason.
+# A reason starting "import-time" marks a mutant no test run can see: the function ran while
+# the module was imported (a table, a cached value), before mutmut switched the mutant on.
+EQUIVALENTS = Path(__file__).with_name("mutation_equivalent.txt")
+
+
+def _equivalents() -> dict[str, str]:
+    out = {}
+    for line in EQUIVALENTS.read_text().splitlines():
+        name, sep, why = line.partition(": ")
+        if sep and not line.startswith("#"):
+            out[name.strip()] = why.strip()
+    return out
 
 
 def _config(modules: list[str], tests: list[str]) -> str:
@@ -74,7 +99,8 @@ def _message_only(diff: str) -> bool:
                for a, b in zip(minus, plus, strict=True))
 
 
-def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int) -> dict:
+def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
+               examples: int) -> dict:
     modules, tests = GROUPS[name]
     shutil.rmtree(work / "mutants", ignore_errors=True)
     pyproject = work / "pyproject.toml"
@@ -82,7 +108,8 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int) -> 
     pyproject.write_text(base + _config(modules, tests))
     start = time.monotonic()
     with open(work / f"mutmut-{name}.log", "wb") as log:
-        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs)], cwd=work,
+        env = dict(os.environ, SFCHECK_MUTATION_EXAMPLES=str(examples))
+        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs)], cwd=work, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             proc.wait(budget)
@@ -91,25 +118,49 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int) -> 
             os.killpg(proc.pid, 15)
             proc.wait()
             finished = False
+    return _collect(work, mutmut, time.monotonic() - start, finished)
+
+
+# One process for every diff (`mutmut show` per survivor costs seconds each).
+_DIFFS = """import json, sys
+from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}, sys.stdout)
+"""
+
+
+def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
+    """The states of the group's mutants in `work`, survivors with their diffs."""
     results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work,
                              capture_output=True, text=True).stdout
-    counts = dict.fromkeys(STATES, 0)
-    survivors, messages = [], 0
+    states = {}
     for line in results.splitlines():
         mutant, _, state = line.strip().rpartition(": ")
-        if not mutant:
-            continue
+        if mutant:
+            states[mutant] = state
+    alive = [m for m, state in states.items() if state in ("survived", "no tests")]
+    diffs = json.loads(subprocess.run(
+        [str(Path(mutmut).with_name("python")), "-c", _DIFFS], cwd=work, input=json.dumps(alive),
+        capture_output=True, text=True, check=True).stdout)
+    counts = dict.fromkeys(STATES + ("equivalent", "import-time"), 0)
+    survivors, equivalents, messages = [], [], 0
+    known = _equivalents()
+    for mutant, state in states.items():
         counts[state] = counts.get(state, 0) + 1
         if state in ("survived", "no tests"):
-            diff = subprocess.run([mutmut, "show", mutant], cwd=work, capture_output=True,
-                                  text=True).stdout
+            diff = f"# {mutant}\n{diffs[mutant]}"
             if _message_only(diff):
                 messages += 1
                 counts[state] -= 1
+            elif mutant in known:
+                counts["import-time" if known[mutant].startswith("import-time")
+                       else "equivalent"] += 1
+                counts[state] -= 1
+                equivalents.append((mutant, known[mutant]))
             else:
                 survivors.append((mutant, state, diff))
-    return {"counts": counts, "survivors": survivors, "messages": messages,
-            "seconds": time.monotonic() - start, "finished": finished}
+    return {"counts": counts, "survivors": survivors, "equivalents": equivalents,
+            "messages": messages, "seconds": seconds, "finished": finished}
 
 
 def _score(counts: dict) -> tuple[int, int]:
@@ -117,22 +168,31 @@ def _score(counts: dict) -> tuple[int, int]:
     return counts["killed"] + counts["timeout"], judged  # a timeout is a detected change
 
 
-def _report(out: Path, results: dict[str, dict], budget: float) -> None:
+def _report(out: Path, results: dict[str, dict], budget: float, examples: int,
+            head: str) -> None:
     today = datetime.date.today().isoformat()
     lines = [f"# Mutation testing, {today}", "",
-             f"`python tests/mutation.py` at {_head()} (mutmut, budget {budget:.0f} s per "
-             "group). Score = killed (or timed out) / mutants judged, message-text mutants "
+             f"`python tests/mutation.py` at {head} (mutmut, budget {budget:.0f} s per "
+             f"group, property tests capped at {examples} examples). Score = killed (or timed "
+             "out) / mutants judged, message-text mutants "
              "apart; 'no tests' means no selected test runs the mutated function.", "",
-             "| group | killed | survived | no tests | timeout | message-only | score | "
-             "time | complete |", "|---|---|---|---|---|---|---|---|---|"]
+             "| group | killed | survived | equivalent | import-time | no tests | timeout | "
+             "message-only | not run | score | time | complete |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         c = r["counts"]
         killed, judged = _score(c)
         score = f"{100 * killed / judged:.1f} %" if judged else "-"
-        lines.append(f"| {name} | {c['killed']} | {c['survived']} | {c['no tests']} | "
-                     f"{c['timeout']} | {r['messages']} | {score} | {r['seconds']:.0f} s | "
+        lines.append(f"| {name} | {c['killed']} | {c['survived']} | {c['equivalent']} | "
+                     f"{c['import-time']} | "
+                     f"{c['no tests']} | {c['timeout']} | {r['messages']} | "
+                     f"{c['not checked']} | {score} | {r['seconds']:.0f} s | "
                      f"{'yes' if r['finished'] else 'no (budget)'} |")
     for name, r in results.items():
+        if r["equivalents"]:
+            lines += ["", f"## Equivalent and import-time mutants: {name} "
+                      "(tests/mutation_equivalent.txt)", ""]
+            lines += [f"- `{mutant}`: {why}" for mutant, why in r["equivalents"]]
         if not r["survivors"]:
             continue
         lines += ["", f"## Survivors: {name}", ""]
@@ -153,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="groups to run (default: all)")
     parser.add_argument("--budget", type=float, default=600, help="seconds per group")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--examples", type=int, default=25,
+                        help="most hypothesis examples per property test and mutant")
+    parser.add_argument("--collect", type=Path, metavar="TREE",
+                        help="only report the one GROUP already run in TREE (a run stopped "
+                        "before its report: the tree is left when the script is killed)")
     parser.add_argument("-o", "--output", type=Path,
                         default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
     args = parser.parse_args(argv)
@@ -161,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
         return 2
     results = {}
+    if args.collect:
+        (name,) = args.groups
+        results[name] = _collect(args.collect, mutmut, 0, False)
+        _report(args.output, results, args.budget, args.examples, "(collected)")
+        print(f"report: {args.output}")
+        return 0
+    head = _head()  # what is measured: the tree is archived now, the report written later
     with tempfile.TemporaryDirectory(prefix="sfcheck-mutation-") as tmp:
         work = Path(tmp) / "tree"
         work.mkdir()
@@ -168,12 +240,14 @@ def main(argv: list[str] | None = None) -> int:
                                  check=True).stdout
         subprocess.run(["tar", "x", "-C", str(work)], input=archive, check=True)
         for name in args.groups or list(GROUPS):
-            results[name] = _run_group(work, mutmut, name, args.budget, args.jobs)
+            results[name] = _run_group(work, mutmut, name, args.budget, args.jobs,
+                                       args.examples)
             c = results[name]["counts"]
             killed, judged = _score(c)
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
                   flush=True)
-            _report(args.output, results, args.budget)  # after each group: a stop keeps them
+            # after each group: a stop keeps them
+            _report(args.output, results, args.budget, args.examples, head)
     print(f"report: {args.output}")
     return 0
 

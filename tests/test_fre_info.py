@@ -27,3 +27,38 @@ def test_examples() -> None:
     0x03: one 1-byte word, SP-based CFA."""
     assert fre_info.INFO[0x5E].data_len == 60
     assert fre_info.INFO[0x03][:4] == (1, 0, 1, True)
+
+
+@pytest.mark.parametrize("info", range(256))
+def test_entry_builds_the_same_row(info: int) -> None:
+    """INFO is built once, at import; _entry itself, called now, gives the same row (so a
+    change to it is seen by the tests above, not only by a fresh interpreter)."""
+    assert fre_info._entry(info) == fre_info.INFO[info]
+    assert fre_info._entry(info) == (
+        (info >> 1) & 15, (info >> 5) & 3, {0: 1, 1: 2, 2: 4}.get((info >> 5) & 3, 0),
+        bool(info & 1), bool(info & 0x80),
+        ((info >> 1) & 15) * {0: 1, 1: 2, 2: 4}.get((info >> 5) & 3, 0))
+
+
+@pytest.mark.parametrize("asz", [1, 2, 4])
+def test_token_pattern_splits_every_fre(asz: int) -> None:
+    """The FRE walk's pattern, built afresh (token_pattern is cached): a block of one FRE of
+    each valid info byte splits into (start bytes, info + data-word bytes) per FRE; a byte
+    with size code 3 is a token of its own with empty groups (no FRE can start there)."""
+    from sfcheck.format.fre_blocks import _finder, token_pattern
+
+    pattern = token_pattern.__wrapped__(asz)
+    want, block = [], bytearray()
+    for info, fi in enumerate(fre_info.INFO):
+        if fi.valid:
+            start = bytes((info,)) * asz  # any bytes: the start is not interpreted
+            rest = bytes((info,)) + bytes(range(fi.data_len))
+            want.append((start, rest))
+            block += start + rest
+    assert pattern.findall(bytes(block)) == want
+    bad = 0x60  # size code 3
+    assert pattern.findall(bytes((bad,)) * (asz + 1)) == [(b"", b"")] * (asz + 1)
+    got = _finder({1: 0, 2: 1, 4: 2}[asz])
+    assert got is not None and got[0] == asz
+    assert got[1](bytes(block)) == want
+    assert _finder(3) is None

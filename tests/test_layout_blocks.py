@@ -140,3 +140,15 @@ def test_block_ends_and_distinct(offs) -> None:
     assert ends is not None
     expect = [min((h.fres_start + o2 for o2 in offs if o2 > o), default=limit) for o in offs]
     assert list(ends) == expect
+
+
+def test_block_ends_of_a_prefix() -> None:
+    """block_ends reads only the first `readable` FDEs; the greatest offset's block ends at
+    `limit`. Offsets 30, 0, 10 (FRE data at h.fres_start): ends 0x100, 10, 30 past it."""
+    from sfcheck.format.fde_table import block_ends
+
+    data, h = fre_offsets_table([30, 0, 10, 5])
+    got = block_ends(data, h, 3, h.fres_start + 0x100)
+    assert list(got) == [h.fres_start + 0x100, h.fres_start + 10, h.fres_start + 30]
+    assert block_ends(data, h, 2, 0) is not None
+    assert block_ends(*fre_offsets_table([0, 10]), 2, 99) is None
