@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sfcheck.dwarf import ehframe as E
+from sfcheck.dwarf import callframe
 from sfcheck.dwarf.cfi import (
     MAX_EXPR_OPS,
     UNDEFINED,
@@ -228,19 +228,19 @@ EXPRS = _Exprs(True, 8)
 
 @pytest.mark.parametrize(("rule", "is_ra", "want"), [
     (None, True, None), (None, False, None),
-    ((E.SAME_VALUE, None), True, None),
-    ((E.UNDEFINED, None), True, UNDEFINED), ((E.UNDEFINED, None), False, None),
-    ((E.OFFSET, -16), False, RegRule(None, -16, True)),
-    ((E.VAL_OFFSET, 24), True, RegRule(None, 24, False)),
-    ((E.REGISTER, 3), False, RegRule(3, 0, False)),
-    ((E.EXPRESSION, b"\x76\x08"), True, RegRule(6, 8, True)),  # breg6 8
-    ((E.VAL_EXPRESSION, b"\x76\x08"), True, RegRule(6, 8, False)),
-    ((E.EXPRESSION, b"\x38\x1c"), False, RegRule(None, -8, True)),  # CFA - 8
-    ((E.EXPRESSION, b"\x76\x08\x06"), True, Opaque("EXPRESSION rule that loads")),
-    ((E.VAL_EXPRESSION, b"\x76\x08\x06"), True, Opaque("VAL_EXPRESSION rule that loads")),
-    ((E.EXPRESSION, b"\x80\x04"), True, Opaque("expression is not register-relative")),
-    ((E.EXPRESSION, b"\x96"), True, Opaque("DW_OP_nop not evaluated")),
-    ((E.EXPRESSION, b"\xff"), True, Opaque("undecodable expression")),
+    ((callframe.SAME_VALUE, None), True, None),
+    ((callframe.UNDEFINED, None), True, UNDEFINED), ((callframe.UNDEFINED, None), False, None),
+    ((callframe.OFFSET, -16), False, RegRule(None, -16, True)),
+    ((callframe.VAL_OFFSET, 24), True, RegRule(None, 24, False)),
+    ((callframe.REGISTER, 3), False, RegRule(3, 0, False)),
+    ((callframe.EXPRESSION, b"\x76\x08"), True, RegRule(6, 8, True)),  # breg6 8
+    ((callframe.VAL_EXPRESSION, b"\x76\x08"), True, RegRule(6, 8, False)),
+    ((callframe.EXPRESSION, b"\x38\x1c"), False, RegRule(None, -8, True)),  # CFA - 8
+    ((callframe.EXPRESSION, b"\x76\x08\x06"), True, Opaque("EXPRESSION rule that loads")),
+    ((callframe.VAL_EXPRESSION, b"\x76\x08\x06"), True, Opaque("VAL_EXPRESSION rule that loads")),
+    ((callframe.EXPRESSION, b"\x80\x04"), True, Opaque("expression is not register-relative")),
+    ((callframe.EXPRESSION, b"\x96"), True, Opaque("DW_OP_nop not evaluated")),
+    ((callframe.EXPRESSION, b"\xff"), True, Opaque("undecodable expression")),
     (("ARCHITECTURAL", None), True, Opaque("ARCHITECTURAL rule")),
 ])
 def test_register_rules(rule, is_ra: bool, want) -> None:

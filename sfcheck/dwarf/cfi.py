@@ -46,7 +46,13 @@ class Opaque(Record, frozen=True):
     __slots__ = ("why",)
 
     def __init__(self, why: str) -> None:
-        self.why = why
+        object.__setattr__(self, "why", why)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is a value: its fields do not change")
+
+    def __reduce__(self) -> tuple:  # pickle and copy rebuild it; slot state would setattr
+        return (type(self), tuple(getattr(self, name) for name in self._fields))
 
     def __str__(self) -> str:
         return f"<{self.why}>"
@@ -70,7 +76,11 @@ class CfaExpr(Record, frozen=True):
     __slots__ = ("ops",)
 
     def __init__(self, ops: tuple) -> None:
-        self.ops = ops  # expr.Op or pyelftools' DWARFExprOp
+        object.__setattr__(self, "ops", ops)  # expr.Op or pyelftools' DWARFExprOp
+
+    # hashed into the settle cache's keys: a changed field would lose its entry
+    __setattr__ = Opaque.__setattr__
+    __reduce__ = Opaque.__reduce__
 
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
