@@ -8,8 +8,15 @@ Runs both revisions' `sfcheck --format json` under every consumer profile on:
 - ../shared/testdata/upstream: binutils' section blobs (bz2 or plain) and the
   simple-frame-rs cases (their `content` bytes at their `section_base`),
 and prints each (input set, profile) pair whose JSON differs, with the first differing
-lines; exit 1 when any does. BASE is checked out into a temporary git worktree; the
-two runs use the same interpreter and the revisions' own sources (PYTHONPATH).
+lines; exit 1 when any does. BASE (and NEW, when given) is checked out into a temporary git
+worktree, where its optional C FRE walk is built unless SFCHECK_PURE_PYTHON is set (the
+working tree must have it built already); the two runs use the same interpreter and the
+revisions' own sources (PYTHONPATH). Run it with and without SFCHECK_PURE_PYTHON=1.
+
+The summary's rule list is ordered by count, then catalogue order (sfcheck rules), which
+moves when rules move between groups; rules with equal counts are compared as a set (the
+order of each equal-count run is normalised to rule ID before comparing), every other
+field exactly.
 """
 
 from __future__ import annotations
@@ -45,6 +52,33 @@ def upstream_inputs(out: Path) -> Iterator[tuple[Path, int | None]]:
         dest = out / (p.stem + ".bin")
         dest.write_bytes(bytes(case["content"]))
         yield dest, case["section_base"]
+
+
+def build_walk(tree: Path) -> str:
+    """Build the revision's C FRE walk in place (unless SFCHECK_PURE_PYTHON is set): which
+    walk its runs use."""
+    if "SFCHECK_PURE_PYTHON" in os.environ:
+        return "pure Python"
+    if tree != ROOT:
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree,
+                       check=True, capture_output=True)
+    built = sorted(p.relative_to(tree) for p in (tree / "sfcheck").rglob("_frewalk*.so"))
+    if not built:
+        raise SystemExit(f"{tree}: no compiled FRE walk (python setup.py build_ext --inplace)")
+    return f"C walk {built[0]}"
+
+
+def normalised(report: str) -> str:
+    """The JSON report with each run of equal-count rules in summary.rules sorted by rule
+    ID; the text unchanged when it is not a JSON report (an exit status and stderr)."""
+    try:
+        doc = json.loads(report)
+    except json.JSONDecodeError:
+        return report
+    rules = doc.get("summary", {}).get("rules")
+    if rules:
+        rules.sort(key=lambda r: (-r["count"], r["rule"]))
+    return json.dumps(doc, indent=2)
 
 
 def run(src: Path, args: list[str]) -> str:
@@ -88,12 +122,16 @@ def main(argv: list[str]) -> int:
                            cwd=ROOT, check=True)
             trees.append(wt)
         try:
+            for rev, tree in zip((base, new or "the working tree"), trees, strict=True):
+                print(f"{rev}: {build_walk(tree)}")
             a, b = (reports(tree, extra) for tree in trees)
         finally:
             for tree in trees:
                 if tree != ROOT:
                     subprocess.run(["git", "worktree", "remove", "--force", str(tree)],
                                    cwd=ROOT, check=False)
+    a = {k: normalised(v) for k, v in a.items()}
+    b = {k: normalised(v) for k, v in b.items()}
     differ = [k for k in a if a[k] != b[k]]
     findings = sum(r.count('"rule":') for r in b.values())
     print(f"{len(a)} reports ({len(extra)} upstream/regression inputs and corpus/, {len(PROFILES)} "
