@@ -13,10 +13,13 @@ worktree, where its optional C FRE walk is built unless SFCHECK_PURE_PYTHON is s
 working tree must have it built already); the two runs use the same interpreter and the
 revisions' own sources (PYTHONPATH). Run it with and without SFCHECK_PURE_PYTHON=1.
 
-The summary's rule list is ordered by count, then catalogue order (sfcheck rules), which
-moves when rules move between groups; rules with equal counts are compared as a set (the
-order of each equal-count run is normalised to rule ID before comparing), every other
-field exactly.
+What is compared is what the reports find, not their format (the JSON schema grew since
+the revisions this was written for: finding effects, verdicts, byte totals): each file's
+path, error and findings (rule, severity, message, location, waived), the scan-level
+findings, and the summary's per-rule rows (rule, severity, count, files, waived). Those
+rows are ordered by count, then catalogue order (`sfcheck rules`), which moves when rules
+move between groups, so rows with equal counts are compared as a set (each equal-count
+run sorted by rule ID); a finding's `group` is not compared either, for the same reason.
 """
 
 from __future__ import annotations
@@ -68,17 +71,28 @@ def build_walk(tree: Path) -> str:
     return f"C walk {built[0]}"
 
 
+FINDING_FIELDS = ("rule", "severity", "message", "location", "waived")
+RULE_ROW_FIELDS = ("rule", "severity", "count", "files", "waived")
+
+
 def normalised(report: str) -> str:
-    """The JSON report with each run of equal-count rules in summary.rules sorted by rule
-    ID; the text unchanged when it is not a JSON report (an exit status and stderr)."""
+    """The findings of a JSON report, as text to compare and diff (see the module
+    docstring); the text unchanged when it is not a JSON report (an exit status and
+    stderr)."""
     try:
         doc = json.loads(report)
     except json.JSONDecodeError:
         return report
-    rules = doc.get("summary", {}).get("rules")
-    if rules:
-        rules.sort(key=lambda r: (-r["count"], r["rule"]))
-    return json.dumps(doc, indent=2)
+
+    def findings(items: list[dict]) -> list[dict]:
+        return [{k: f.get(k) for k in FINDING_FIELDS} for f in items]
+
+    rows = [{k: r.get(k) for k in RULE_ROW_FIELDS} for r in doc["summary"]["rules"]]
+    view = {"files": [{"path": f["path"], "error": f["error"],
+                       "findings": findings(f["findings"])} for f in doc["files"]],
+            "findings": findings(doc.get("findings", [])),
+            "rules": sorted(rows, key=lambda r: (-r["count"], r["rule"]))}
+    return json.dumps(view, indent=1)
 
 
 def run(src: Path, args: list[str]) -> str:
