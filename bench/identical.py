@@ -8,8 +8,18 @@ Runs both revisions' `sfcheck --format json` under every consumer profile on:
 - ../shared/testdata/upstream: binutils' section blobs (bz2 or plain) and the
   simple-frame-rs cases (their `content` bytes at their `section_base`),
 and prints each (input set, profile) pair whose JSON differs, with the first differing
-lines; exit 1 when any does. BASE is checked out into a temporary git worktree; the
-two runs use the same interpreter and the revisions' own sources (PYTHONPATH).
+lines; exit 1 when any does. BASE (and NEW, when given) is checked out into a temporary git
+worktree, where its optional C FRE walk is built unless SFCHECK_PURE_PYTHON is set (the
+working tree must have it built already); the two runs use the same interpreter and the
+revisions' own sources (PYTHONPATH). Run it with and without SFCHECK_PURE_PYTHON=1.
+
+What is compared is what the reports find, not their format (the JSON schema grew since
+the revisions this was written for: finding effects, verdicts, byte totals): each file's
+path, error and findings (rule, severity, message, location, waived), the scan-level
+findings, and the summary's per-rule rows (rule, severity, count, files, waived). Those
+rows are ordered by count, then catalogue order (`sfcheck rules`), which moves when rules
+move between groups, so rows with equal counts are compared as a set (each equal-count
+run sorted by rule ID); a finding's `group` is not compared either, for the same reason.
 """
 
 from __future__ import annotations
@@ -45,6 +55,44 @@ def upstream_inputs(out: Path) -> Iterator[tuple[Path, int | None]]:
         dest = out / (p.stem + ".bin")
         dest.write_bytes(bytes(case["content"]))
         yield dest, case["section_base"]
+
+
+def build_walk(tree: Path) -> str:
+    """Build the revision's C FRE walk in place (unless SFCHECK_PURE_PYTHON is set): which
+    walk its runs use."""
+    if "SFCHECK_PURE_PYTHON" in os.environ:
+        return "pure Python"
+    if tree != ROOT:
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree,
+                       check=True, capture_output=True)
+    built = sorted(p.relative_to(tree) for p in (tree / "sfcheck").rglob("_frewalk*.so"))
+    if not built:
+        raise SystemExit(f"{tree}: no compiled FRE walk (python setup.py build_ext --inplace)")
+    return f"C walk {built[0]}"
+
+
+FINDING_FIELDS = ("rule", "severity", "message", "location", "waived")
+RULE_ROW_FIELDS = ("rule", "severity", "count", "files", "waived")
+
+
+def normalised(report: str) -> str:
+    """The findings of a JSON report, as text to compare and diff (see the module
+    docstring); the text unchanged when it is not a JSON report (an exit status and
+    stderr)."""
+    try:
+        doc = json.loads(report)
+    except json.JSONDecodeError:
+        return report
+
+    def findings(items: list[dict]) -> list[dict]:
+        return [{k: f.get(k) for k in FINDING_FIELDS} for f in items]
+
+    rows = [{k: r.get(k) for k in RULE_ROW_FIELDS} for r in doc["summary"]["rules"]]
+    view = {"files": [{"path": f["path"], "error": f["error"],
+                       "findings": findings(f["findings"])} for f in doc["files"]],
+            "findings": findings(doc.get("findings", [])),
+            "rules": sorted(rows, key=lambda r: (-r["count"], r["rule"]))}
+    return json.dumps(view, indent=1)
 
 
 def run(src: Path, args: list[str]) -> str:
@@ -88,12 +136,16 @@ def main(argv: list[str]) -> int:
                            cwd=ROOT, check=True)
             trees.append(wt)
         try:
+            for rev, tree in zip((base, new or "the working tree"), trees, strict=True):
+                print(f"{rev}: {build_walk(tree)}")
             a, b = (reports(tree, extra) for tree in trees)
         finally:
             for tree in trees:
                 if tree != ROOT:
                     subprocess.run(["git", "worktree", "remove", "--force", str(tree)],
                                    cwd=ROOT, check=False)
+    a = {k: normalised(v) for k, v in a.items()}
+    b = {k: normalised(v) for k, v in b.items()}
     differ = [k for k in a if a[k] != b[k]]
     findings = sum(r.count('"rule":') for r in b.values())
     print(f"{len(a)} reports ({len(extra)} upstream/regression inputs and corpus/, {len(PROFILES)} "

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sfcheck.format import constants as C
+from sfcheck.rules import fde as fde_rules
 from sfcheck.rules import fre as R
 from sfcheck.walk.fre_patterns import _cfa_word, _slot_word, cfa_scale_abi
 
@@ -91,13 +92,26 @@ def test_noisy_fdes_matches_per_fde_verdicts(version: int, data) -> None:
     reps = bytes(col(st.sampled_from([0, 0, 16])))
     pads = col(st.sampled_from([0, 0, 1])) if version == 2 else [0] * n
     nfs = col(st.sampled_from([0, 1, 2, 5, 70]))
-    sizes = col(st.sampled_from([0, 1, 0xFF, 0x100, 0xFFFF, 0x10000, 0x12345]))
+    sizes = col(st.sampled_from([0, 1, 0xFF, 0x100, 0x101, 0xFFFF, 0x10000, 0x10001, 0x12345]))
     columns = {"info": infos, "info2": info2s, "rep_size": reps, "padding": pads,
                "num_fres": nfs}
     types = infos.translate(type_table())
     got = bytearray(n)
     for layer in noisy_fdes(h, columns, sizes, types):
         got = bytearray(a | b for a, b in zip(got, layer, strict=True))
-    want = [int(_verdict(h, (i, i2, r, p, F.needed_fre_type(z), nf)))
+    want = [int(_verdict(h, (i, i2, r, p, F.size_class(z), nf)))
             for i, i2, r, p, z, nf in zip(infos, info2s, reps, pads, sizes, nfs, strict=True)]
     assert list(got) == want
+
+
+NEAR_BOUNDS = st.sampled_from(fde_rules.SIZE_BOUNDS).flatmap(lambda b: st.integers(b - 2, b + 1))
+
+
+@given(st.one_of(st.integers(0, 0xFFFFFFFF), NEAR_BOUNDS))
+def test_size_class_stands_for_its_sizes(size: int) -> None:
+    """fde_shapes probes CLASS_SIZES[size_class(size)] for a function of `size` bytes: both
+    FRE-type answers of check_fde must be the same for the two."""
+    probe = fde_rules.CLASS_SIZES[fde_rules.size_class(size)]
+    assert fde_rules.size_class(probe) == fde_rules.size_class(size)
+    assert fde_rules.needed_fre_type(probe) == fde_rules.needed_fre_type(size)
+    assert fde_rules.narrowest_fre_type(probe) == fde_rules.narrowest_fre_type(size)

@@ -16,6 +16,8 @@ from test_rules import ALSO, FDE_CASES, HEADER_CASES, amd64, build, fde, patch, 
 from sfcheck.checker import check_section_bytes
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
+from sfcheck.walk.context import SectionContext
+from sfcheck.walk.section import FAST_MIN, check_section
 
 HEADER = 28
 RECORD = {1: 17, 2: 20, 3: 16}  # FDE record (v1, v2) or index entry (v3)
@@ -131,19 +133,33 @@ def test_abi_limits_per_version(version: int, abi: int, known: bool) -> None:
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_fre_type_bounds(version: int) -> None:
-    """gas picks ADDR1 below 0x100 bytes and ADDR2 below 0x10000 (sframe_calc_fre_type)."""
-    def rules(size: int, fre_type: int) -> set[str]:
-        data = build([fde(size=size, info=fde_info(fre_type))], version=version)
-        return rules_of(data) & {"fde-fre-type-small", "fde-fre-type-size"}
-    assert rules(0xFF, C.FRE_TYPE_ADDR1) == set()
-    assert rules(0x101, C.FRE_TYPE_ADDR1) == {"fde-fre-type-small"}
-    assert rules(0xFF, C.FRE_TYPE_ADDR2) == {"fde-fre-type-size"}
-    assert rules(0x100, C.FRE_TYPE_ADDR2) == set()
-    assert rules(0xFFFF, C.FRE_TYPE_ADDR2) == set()
-    assert rules(0x10001, C.FRE_TYPE_ADDR2) == {"fde-fre-type-small"}
-    assert rules(0xFFFF, C.FRE_TYPE_ADDR4) == {"fde-fre-type-size"}
-    assert rules(0x10000, C.FRE_TYPE_ADDR4) == set()
+@pytest.mark.parametrize(("size", "fre_type", "want"), [
+    # gas picks ADDR1 below 0x100 bytes and ADDR2 below 0x10000 (sframe_convert_frag);
+    # ADDR1 starts reach offset 0xff, every PC of a 0x100-byte function, ADDR2 0xffff.
+    (0xFF, C.FRE_TYPE_ADDR1, set()),
+    (0x100, C.FRE_TYPE_ADDR1, set()),
+    (0x101, C.FRE_TYPE_ADDR1, {"fde-fre-type-small"}),
+    (0xFF, C.FRE_TYPE_ADDR2, {"fde-fre-type-size"}),
+    (0x100, C.FRE_TYPE_ADDR2, set()),
+    (0xFFFF, C.FRE_TYPE_ADDR2, set()),
+    (0x10000, C.FRE_TYPE_ADDR2, set()),
+    (0x10001, C.FRE_TYPE_ADDR2, {"fde-fre-type-small"}),
+    (0xFFFF, C.FRE_TYPE_ADDR4, {"fde-fre-type-size"}),
+    (0x10000, C.FRE_TYPE_ADDR4, set()),
+    (0x10001, C.FRE_TYPE_ADDR4, set()),
+])
+@pytest.mark.parametrize("fast", [False, True])
+def test_fre_type_bounds(version: int, size: int, fre_type: int, want: set[str],
+                         fast: bool) -> None:
+    """Each side of both limits, on the reference walk and on the fast path (a table of
+    FAST_MIN copies of the FDE, which it classes by size_class)."""
+    copies = FAST_MIN if fast else 1
+    fdes = [fde(start=0x1000 + k * 0x20000, size=size, info=fde_info(fre_type))
+            for k in range(copies)]
+    ctx = SectionContext("x", ".sframe", 0, build(fdes, version=version))
+    check_section(ctx, fast=fast)
+    got = {f.rule for f in ctx.findings} & {"fde-fre-type-small", "fde-fre-type-size"}
+    assert got == want
 
 
 @pytest.mark.parametrize(("abi", "last"), [

@@ -1,27 +1,44 @@
 """Each order and bounds rule lives in one function (rules/fre.py, rules/fde.py,
 format/bounds.py); the fast walks restate some of them for whole tables (walk/fast.py's
-vectorised forms, walk/_frewalk.c). Here one helper per rule runs every case through every
-path -- the rule's function, the reference walk, the regex fast walk and the C fast walk --
-over arbitrary sequences, so a path that drifts from the function fails."""
+vectorised forms, walk/_frewalk.c, format/fre_blocks.py's tokens). Here one helper per rule
+runs every case through every path -- the rule's function, the reference walk, the regex
+fast walk and the C fast walk -- over arbitrary sequences, so a path that drifts from the
+function fails. The C walk is left out only when it was not built (no compiler): then
+test_c_walk_built says so, never a silent skip."""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import struct
 import subprocess
 import sys
+import sysconfig
 from array import array
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sfcheck.errors import DecodeError
 from sfcheck.format import constants as C
-from sfcheck.format.bounds import block_within, blocks_outside, over_budget
+from sfcheck.format.bounds import (
+    block_starts_within,
+    block_within,
+    blocks_outside,
+    fres_fit,
+    over_budget,
+)
+from sfcheck.format.decode import Decoder
 from sfcheck.format.encode import encode
 from sfcheck.format.fde_table import UCODE
-from sfcheck.format.layout import build_section
+from sfcheck.format.fre_blocks import FreBlocks
+from sfcheck.format.layout import build_section, fre_size
 from sfcheck.format.model import FDE, FRE, Header, fde_info, make_fre
 from sfcheck.rules import fde as fde_rules
 from sfcheck.rules import fre as fre_rules
+from sfcheck.rules import layout as layout_rules
 from sfcheck.walk import fast
 from sfcheck.walk.context import SectionContext
 from sfcheck.walk.fre_patterns import walk_spec
@@ -155,6 +172,122 @@ def test_fde_unsorted_agrees_on_every_path(pcs) -> None:
         assert f"FDE {first}" in paths[0][0] or f"{pcs[first]:#x}" in paths[0][0]
 
 
+def count_section(words: list[tuple[int, ...]], count: int, fre_type: int, tail: bytes) -> bytes:
+    """A v2 section of one FDE whose block is quiet FREs with these data words (starts 0, 1,
+    ...), then `tail` inside the FRE sub-section, with num_fres set to `count`."""
+    fres = tuple(make_fre(k, w) for k, w in enumerate(words))
+    fde = FDE(0x1000, 0x40, fde_info(fre_type), fres)
+    data = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, [fde])))
+    fdes_start = C.HEADER_SIZE
+    fre_len = struct.unpack_from("<I", data, 0x10)[0]
+    struct.pack_into("<I", data, fdes_start + 12, count)  # sfde_func_num_fres
+    struct.pack_into("<I", data, 0x10, fre_len + len(tail))  # sfh_fre_len
+    return bytes(data + tail)
+
+
+def count_verdicts(data: bytes, fre_type: int) -> dict[str, object]:
+    """What each path makes of the one FDE's FRE count: bounds.fres_fit over the FRE data
+    left ("function"); where the decoder's read of num_fres FREs ends, or the field of its
+    DecodeError ("reference"); whether the reference walk reports the count as
+    layout-fde-fres-bounds ("walk"); and whether each fast walk takes the block (the regex
+    and C walks over [first, FRE data end), as walk/fast.Table gives a last block, and
+    fre_blocks' tokens)."""
+    dec = Decoder(data)
+    h = dec.header
+    first, limit = h.fres_start, dec.fre_limit
+    count = dec.fde(0, with_fres=False).num_fres
+    asz = C.FRE_ADDR_SIZE[fre_type]
+    out: dict[str, object] = {"function": fres_fit(count, asz, first, limit)}
+    try:
+        fres = list(dec.iter_fres(0, fre_type, count, first))
+        out["reference"] = fres[-1].offset + fre_size(fres[-1], fre_type) if fres else first
+    except DecodeError as exc:
+        out["reference"] = exc.field
+    ctx = SectionContext("x", ".sframe", 0, data)
+    check_section(ctx, fast=False)
+    out["walk"] = any(f.rule == layout_rules.FDE_FRES_BOUNDS.id and "need at least" in f.message
+                      for f in ctx.findings)
+    fixed = fre_rules.fixed_words(h)
+    columns = (data, [first], [limit], bytes([fre_type]), [count], [0x40])
+    bad = bytearray(1)
+    fast.regex_verdicts(*columns, bad, C.ABI_AMD64_LE, C.VERSION_2, False, fixed)
+    out["regex"] = not bad[0]
+    if _frewalk is not None:
+        bad = bytearray(1)
+        _frewalk.verdicts(*columns, bad, walk_spec(C.ABI_AMD64_LE, C.VERSION_2, False, fixed))
+        out["c"] = not bad[0]
+    taken: list[int] = []
+    with contextlib.suppress(DecodeError):  # the decoder's error: the block not taken
+        FreBlocks(dec).run(0, 1, lambda i, *rest: taken.append(i), lambda i, fde: None)
+    out["tokens"] = bool(taken)
+    return out
+
+
+FAST_WALKS = ("regex", "c", "tokens")
+QUIET_WORDS = st.sampled_from([(8,), (16, -16)])  # CFA = SP + 8; CFA = SP + 16, FP at -16
+
+
+@st.composite
+def count_cases(draw) -> tuple[list[tuple[int, ...]], int, int, bytes]:
+    fre_type = draw(st.sampled_from((C.FRE_TYPE_ADDR1, C.FRE_TYPE_ADDR2, C.FRE_TYPE_ADDR4)))
+    words = draw(st.lists(QUIET_WORDS, max_size=5))
+    k = len(words)
+    count = draw(st.one_of(st.just(k), st.integers(0, k + 3), st.integers(0, (1 << 32) - 1)))
+    asz = C.FRE_ADDR_SIZE[fre_type]
+    one_more = k.to_bytes(asz, "little") + bytes([QUIET.info]) + bytes(QUIET.words)
+    tail = draw(st.one_of(st.just(b""), st.just(one_more), st.binary(max_size=8)))
+    return words, count, fre_type, tail
+
+
+@settings(max_examples=300, deadline=None)
+@given(count_cases())
+def test_fre_count_agrees_on_every_path(case) -> None:
+    """The FRE count (num_fres against the FRE bytes) from bounds.fres_fit: the decoder and
+    the reference walk reject exactly the counts it rejects, and a fast walk takes a block
+    only when the count fits it and the decoder, reading that many FREs, ends exactly at the
+    block's end (the fast walks' own test: the block splits into exactly num_fres FREs)."""
+    words, count, fre_type, tail = case
+    data = count_section(words, count, fre_type, tail)
+    got = count_verdicts(data, fre_type)
+    limit = len(data)
+    assert (got["reference"] == "num_fres") == (not got["function"]), got
+    assert got["walk"] == (not got["function"]), got
+    for path in FAST_WALKS:
+        if got.get(path):
+            assert got["function"] and got["reference"] == limit, (path, got)
+    if _frewalk is not None:
+        assert got["regex"] == got["c"], got
+    if not tail and count == len(words):  # the right count: every path takes it
+        assert all(got.get(path, True) for path in FAST_WALKS), got
+        assert got["reference"] == limit, got
+
+
+def test_count_helper_sees_both_answers() -> None:
+    """The helper's cases reach a count that does not fit and a right one (a helper that
+    answered one way would pass the property above)."""
+    too_many = count_verdicts(count_section([(8,)], 9, C.FRE_TYPE_ADDR2, b""), C.FRE_TYPE_ADDR2)
+    assert not too_many["function"] and too_many["walk"]
+    assert not any(too_many.get(path) for path in FAST_WALKS)
+    right = count_verdicts(count_section([(8,), (16, -16)], 2, C.FRE_TYPE_ADDR1, b""),
+                           C.FRE_TYPE_ADDR1)
+    assert right["function"] and not right["walk"]
+    assert all(right.get(path, True) for path in FAST_WALKS)
+    assert (_frewalk is None) or right["c"]
+
+
+def test_c_walk_built() -> None:
+    """Where a C compiler and Python's headers exist (CI installs the wheel, which carries
+    the compiled walk), the C walk is importable, so the properties above ran it too."""
+    if _frewalk is not None:
+        return
+    headers = sysconfig.get_paths()["include"]
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the optional C walk cannot have been built")
+    if not (Path(headers) / "Python.h").exists():
+        pytest.skip(f"no Python.h under {headers}: the optional C walk cannot have been built")
+    pytest.fail("sfcheck.walk._frewalk is not importable (python setup.py build_ext --inplace)")
+
+
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50))), st.integers(0, 50))
 def test_blocks_outside_is_block_within_per_block(spans, limit) -> None:
     firsts = [a for a, _b in spans]
@@ -180,3 +313,15 @@ def test_imports_first(module: str) -> None:
     """The rules import walk.context and the walk imports the rules: each loads first in a
     fresh interpreter (no import cycle left half-initialised)."""
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True, capture_output=True)
+
+
+@given(st.integers(0, 60), st.sampled_from((0, C.V3_ATTR_SIZE)), st.integers(0, 60),
+       st.integers(0, 60), st.integers(0, 80))
+def test_block_within_implies_block_starts_within(fre_off, attr, fre_len, end, size) -> None:
+    """The fast path tests only block_within(walk start, end, FRE data end); the decoder's
+    bounds.block_starts_within (layout-fde-fres-bounds on the start offset) follows from it
+    whatever the section size (the FRE data ends at the sub-section's end or before)."""
+    fres_start = 28
+    limit = min(fres_start + fre_len, size)
+    if block_within(fres_start + fre_off + attr, end, limit):
+        assert block_starts_within(fre_off, attr, fre_len)

@@ -1,6 +1,10 @@
 """Bounds on the FRE sub-section, each stated once: the decoder, the FRE-block walk
 (fre_blocks.py) and the section walk (sfcheck/walk/) apply these functions, and
-rules/layout.py reports under them (layout-fde-fres-bounds, layout-fre-overlap)."""
+rules/layout.py reports under them (layout-fde-fres-bounds, layout-fre-overlap).
+
+The fast walks (fre_blocks.py's tokens, walk/fast.py's regex walk, walk/_frewalk.c) take a
+block only when it splits into exactly its FDE's FREs; tests/test_walk_paths.py holds
+each such form to the function here it stands in for."""
 
 from __future__ import annotations
 
@@ -14,6 +18,14 @@ def over_budget(walked: int, fre_len: int) -> bool:
     alias. A valid section uses each FRE byte once, so a walk stops here rather than let
     a small section make it build num_fdes * num_fres rows."""
     return walked > fre_len
+
+
+def block_starts_within(fre_off: int, attr: int, fre_len: int) -> bool:
+    """An FDE's FRE block, `fre_off` bytes into the FRE sub-section and led by an `attr`-byte
+    attribute record (v3: 5, else 0), starts inside the sub-section's fre_len bytes (an
+    empty block may start at its end). block_within of the walk start against the FRE data
+    end implies it."""
+    return fre_off + attr <= fre_len
 
 
 def block_within(first: int, end: int, limit: int) -> bool:
@@ -32,6 +44,14 @@ def blocks_outside(firsts: Sequence[int], ends: Sequence[int], limit: int) -> by
 
 
 def min_fres_len(count: int, asz: int) -> int:
-    """The fewest bytes `count` FREs with `asz`-byte starts take (no data words): a count
-    that needs more than the FRE data left is rejected before any loop runs on it."""
+    """The fewest bytes `count` FREs with `asz`-byte starts take: each has its start address
+    and info byte, data words being optional."""
     return count * (asz + 1)
+
+
+def fres_fit(count: int, asz: int, first: int, end: int) -> bool:
+    """An FDE's `count` FREs (its num_fres) can lie in [first, end). The decoder asks this of
+    the FRE data left before it reads one FRE, so a count no bytes back never drives a loop
+    (layout-fde-fres-bounds); a fast walk that found exactly `count` FREs in the block has
+    this for free."""
+    return min_fres_len(count, asz) <= end - first

@@ -14,7 +14,7 @@ from functools import cache
 from ..errors import DecodeError
 from ..wording import plural
 from . import constants as C
-from .bounds import min_fres_len, over_budget
+from .bounds import block_starts_within, fres_fit, min_fres_len, over_budget
 from .fre_info_table import INFO
 from .layout import fre_size
 from .model import FDE, FRE, Header, Section
@@ -159,7 +159,7 @@ class Decoder:
         if self._v3:
             start, size, fre_off = vals
             attr_off = h.fres_start + fre_off
-            if (fre_off + C.V3_ATTR_SIZE > h.fre_len
+            if (not block_starts_within(fre_off, C.V3_ATTR_SIZE, h.fre_len)
                     or attr_off + C.V3_ATTR_SIZE > self.fre_limit):
                 what = f"FDE[{index}]"
                 raise DecodeError(
@@ -178,7 +178,7 @@ class Decoder:
                 rep_size = padding = 0
             info2 = 0
             fres_pos = h.fres_start + fre_off
-            if fre_off > h.fre_len:
+            if not block_starts_within(fre_off, 0, h.fre_len):
                 what = f"FDE[{index}]"
                 raise DecodeError(
                     f"{what}: first FRE at FRE offset {fre_off:#x} is outside the "
@@ -199,11 +199,11 @@ class Decoder:
             raise DecodeError(f"{where}: FRE type {fre_type} is not one of 0, 1, 2",
                               self.fde_offset(index), where, "info")
         limit = self.fre_limit
-        need = min_fres_len(count, asz)
-        if need > limit - pos:
+        if not fres_fit(count, asz, pos, limit):
             where = f"FDE[{index}]"
             raise DecodeError(
-                f"{where}: {plural(count, 'FRE')} need at least {need:#x} bytes from "
+                f"{where}: {plural(count, 'FRE')} need at least "
+                f"{min_fres_len(count, asz):#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
         data = self.data
         lens, unpacks = _fre_shapes(h.big_endian, asz)

@@ -22,7 +22,7 @@ from operator import itemgetter
 
 from ..errors import DecodeError
 from . import constants as C
-from .bounds import block_within, over_budget
+from .bounds import block_starts_within, block_within, over_budget
 from .decode import Decoder, check_fde_array, check_fre_subsection
 from .fde_table import START_WIDTH, column
 from .fre_info_table import INFO
@@ -130,7 +130,7 @@ class FreBlocks:
             off = rec[2]
             first = fres_start + off
             walk_from = first + attr
-            if off + attr <= fre_len and block_within(walk_from, nxt, limit):
+            if block_starts_within(off, attr, fre_len) and block_within(walk_from, nxt, limit):
                 if attr:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
@@ -138,6 +138,7 @@ class FreBlocks:
                 found = finders_.get(info & 0xF) or _finder(info & 0xF)
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)
+                    # exactly nf FREs, no byte that starts none: they fit (fres_fit)
                     if len(toks) == nf and all(map(start_of, toks)):
                         self.spend(i, first, nxt)
                         on_tokens(i, rec, info, info2, found[0], toks)

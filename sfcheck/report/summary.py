@@ -49,7 +49,7 @@ class Summary(Record):
         self.versions = {} if versions is None else versions  # SFrame version -> files
         self.severities = {} if severities is None else severities  # not waived
         self.waived = waived
-        self.rules = [] if rules is None else rules  # by count, then rule ID
+        self.rules = [] if rules is None else rules  # by count, then catalogue order (RULES)
         self.unused_waivers = unused_waivers
         # Over the files with SFrame data: their .sframe bytes, and the .eh_frame bytes of
         # those files (what a distro weighs when it turns SFrame on)

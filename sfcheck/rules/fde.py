@@ -3,9 +3,9 @@
 The declarations, the per-FDE check (`check_fde`, run by walk/section.py on each
 decoded FDE) and its pure predicates. The fast path (walk/fde_shapes.py) runs
 `check_fde` itself on one probe FDE per distinct shape of the table -- (info, info2,
-rep_size, padding, needed_fre_type(size), num_fres) -- so a new FDE rule is a change
-to this module alone, as long as it reads the function size only through
-`needed_fre_type` (the start and FRE offset are the section walk's business: it
+rep_size, padding, size_class(size), num_fres) -- so a new FDE rule is a change
+to this module alone, as long as what it asks of the function size changes only at
+SIZE_BOUNDS (the start and FRE offset are the section walk's business: it
 applies `out_of_order` for fde-unsorted; overlapping functions are layout.py's).
 """
 
@@ -111,13 +111,17 @@ OVERLAP = rule(
     "Give each function one FDE with its true size.")
 FRE_TYPE_SIZE = rule(
     "fde-fre-type-size", "fde", "info", "FRE type wider than needed",
-    """gas picks the smallest FRE type whose start address holds the function size
-    (sframe_calc_fre_type). A wider type is valid but wastes space.""",
+    """gas picks ADDR1 for functions below 0x100 bytes and ADDR2 below 0x10000 (binutils 2.46
+    gas/sframe-opt.c, sframe_convert_frag; ld's PLT entries use libsframe's
+    sframe_calc_fre_type, with the same limits). A wider type is valid but wastes space.""",
     "Nothing required; a re-encode with the smallest type saves bytes.")
 FRE_TYPE_SMALL = rule(
     "fde-fre-type-small", "fde", "warning", "FRE type cannot address the whole function",
-    """The start-address width cannot express offsets up to the function size, so the tail of
-    the function can only use the last row: gas never does this.""",
+    """An FRE's start address is an unsigned 1-, 2- or 4-byte offset from the function start
+    (SFrame spec, binutils 2.46 (sourceware.org/binutils/docs-2.46/sframe-spec.html), "The
+    SFrame FRE Types"), so ADDR1 addresses every PC of a function of up to 0x100 bytes and
+    ADDR2 up to 0x10000. In a longer function the tail can only use the last row reachable:
+    gas never does this.""",
     "Use the FRE type that holds the function size.")
 NO_FRES = rule(
     "fde-no-fres", "fde", "warning", "FDE has no FREs",
@@ -144,19 +148,40 @@ def reserved_info_bits(version: int) -> int:
     return constants.FDE_INFO_UNUSED | signal
 
 
-# A function of size s needs the smallest FRE type whose start address holds s - 1 ...
 # (prev, pc): fde-unsorted fires, the function start is below the previous FDE's. An operator
 # function: walk/fast.py maps it over whole start columns at C speed.
 out_of_order = gt
 
-# s: SIZE_STEPS[t] is the first size FRE type t no longer holds.
-SIZE_STEPS = tuple(1 << 8 * constants.FRE_ADDR_SIZE[t]
-                   for t in (constants.FRE_TYPE_ADDR1, constants.FRE_TYPE_ADDR2))
+# GAS_STEPS[t]: the first function size for which gas no longer picks FRE type t
+# (gas/sframe-opt.c, sframe_convert_frag: fsize < 0x100 gives ADDR1, < 0x10000 ADDR2;
+# libsframe's sframe_calc_fre_type, which ld uses, draws the same lines).
+GAS_STEPS = tuple(1 << 8 * constants.FRE_ADDR_SIZE[t]
+                  for t in (constants.FRE_TYPE_ADDR1, constants.FRE_TYPE_ADDR2))
+# REACH_STEPS[t]: the first function size some PC of which type t's start addresses cannot
+# address. A start is an unsigned N-byte offset from the function start (SFrame spec,
+# "The SFrame FRE Types"), so it reaches offsets 0 .. 2**(8N) - 1: every PC of a function
+# of 2**(8N) bytes, one step more than gas's choice.
+REACH_STEPS = tuple(step + 1 for step in GAS_STEPS)
+# The sizes at which either answer changes: both are constant within a size_class, so
+# walk/fde_shapes.py probes one size per class (CLASS_SIZES[k] lies in class k).
+SIZE_BOUNDS = tuple(sorted(GAS_STEPS + REACH_STEPS))
+CLASS_SIZES = (0, *SIZE_BOUNDS)
+
+
+def size_class(size: int) -> int:
+    """Which of the intervals SIZE_BOUNDS cut the function sizes into holds `size`."""
+    return bisect_right(SIZE_BOUNDS, size)
 
 
 def needed_fre_type(size: int) -> int:
-    """The FRE type gas picks for a function of `size` bytes (sframe_calc_fre_type)."""
-    return bisect_right(SIZE_STEPS, size)
+    """The FRE type gas picks for a function of `size` bytes (fde-fre-type-size: wider)."""
+    return bisect_right(GAS_STEPS, size)
+
+
+def narrowest_fre_type(size: int) -> int:
+    """The narrowest FRE type whose starts address every PC of a `size`-byte function
+    (fde-fre-type-small: narrower)."""
+    return bisect_right(REACH_STEPS, size)
 
 
 # ---------------------------------------------------------------------------
@@ -193,7 +218,7 @@ def check_fde(ctx, h: Header, fde: FDE, loc: dict) -> None:
         if fre_type > need:
             ctx.emit(FRE_TYPE_SIZE, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} for a "
                      f"{size}-byte function (ADDR{constants.FRE_ADDR_SIZE[need]} holds it)", **loc)
-        elif fre_type < need:
+        elif fre_type < narrowest_fre_type(size):
             ctx.emit(FRE_TYPE_SMALL, f"ADDR{constants.FRE_ADDR_SIZE[fre_type]} cannot address a "
                      f"{size}-byte function", **loc)
     if fde.num_fres == 0:

@@ -4,7 +4,8 @@
  * verdicts(data, walk_from, ends, types, nfs, sizes, bad, spec) walks, for every FDE i
  * with bad[i] == 0, data[walk_from[i]:ends[i]] as FREs and sets bad[i] = 1 unless the
  * regex path would accept the FDE: the bytes split exactly into FREs that
- * fre_patterns.fre_pattern accepts, their count is nfs[i], and (types 0-2) the starts pass
+ * fre_patterns.fre_pattern accepts, their count is nfs[i] (so the count fits the block:
+ * format/bounds.py fres_fit, the decoder's test), and (types 0-2) the starts pass
  * rules/fre.py's starts_ok (restated in walk_one below: tests/test_walk_paths.py runs
  * every case through that function, the reference check, the regex walk and this one).
  * Which info bytes and data words are acceptable is not decided here: `spec` is fre_patterns.walk_spec's tables, built from

@@ -1,11 +1,13 @@
-"""What a check needs to report: the section's bytes and where findings go."""
+"""What a check of one section is handed: the input (SectionInput), where its findings go
+(FindingSink) and what one pass leaves for the next (PassState), together a
+SectionContext."""
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from ..record import Record
 from ..result import Finding, Location, Severity
@@ -56,7 +58,7 @@ def range_columns(ranges: Sequence[tuple[int, int, int]]) -> tuple[list[int], Se
 
 class Reporter:
     """Where a check's findings go: `emit` (at the rule's severity) is `emit_as`, which each
-    kind of reporter implements -- SectionContext keeps findings, walk/fde_shapes' probe
+    kind of reporter implements -- FindingSink keeps findings, walk/fde_shapes' probe
     only notes that one was emitted."""
 
     __slots__ = ()
@@ -68,44 +70,63 @@ class Reporter:
         raise NotImplementedError
 
 
-_CONTEXT_FIELDS = ("path", "name", "vma", "data", "enabled", "severity_for", "findings",
-                   "counts", "ranges", "relocatable", "claimed", "fres_walked")
+class SectionInput(Record, frozen=True):
+    """What is checked: one SFrame section's bytes and where they come from."""
 
-
-class SectionContext(Reporter, Record, shown=_CONTEXT_FIELDS):  # not shown: block_ends, decided
-    __slots__ = (*_CONTEXT_FIELDS, "block_ends", "decided")
+    __slots__ = ("path", "name", "vma", "data", "relocatable")
 
     def __init__(self, path: str, name: str, vma: int, data: bytes,
-                 enabled: Callable[[Rule], bool] = enable_all,
-                 severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity,
-                 findings: list[Finding] | None = None, counts: Counter | None = None,
-                 ranges: Iterable[tuple[int, int, int]] | None = None, relocatable: bool = False,
-                 claimed: set[str] | None = None, fres_walked: bool = False,
-                 block_ends: Sequence[int] | None = None,
-                 decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
+                 relocatable: bool = False) -> None:
         self.path = path
         self.name = name
         self.vma = vma
         self.data = data
+        # In a .o every text section starts at 0, so function addresses from different
+        # sections coincide: overlap and order checks do not apply.
+        self.relocatable = relocatable
+
+
+class PassState(Record, eq=False):
+    """What one pass over the section leaves for the later ones: the structure check
+    (walk/section.py) fills it, the consumer, coverage, defect and .eh_frame checks read it."""
+
+    __slots__ = ("ranges", "fres_walked", "block_ends")
+
+    def __init__(self, ranges: Iterable[tuple[int, int, int]] | None = None,
+                 fres_walked: bool = False, block_ends: Sequence[int] | None = None) -> None:
+        self.ranges: Sequence[tuple[int, int, int]] = (
+            ranges if isinstance(ranges, Ranges) else Ranges(ranges or ()))  # (pc, size, fde)
+        # Every FDE and its FRE block decoded, and the blocks walked fit the FRE
+        # sub-section, so a later walk of the same bytes (the .eh_frame cross-check's)
+        # cannot stop early and may skip the blocks it does not need.
+        self.fres_walked = fres_walked
+        # Where each FDE's FRE block ends when the blocks are out of table order (section.py's
+        # block_ends, kept for the cross-check's walk of the same bytes); None: table order.
+        self.block_ends = block_ends
+
+
+class FindingSink(Reporter):
+    """Where the findings about one input go: which rules are on and at what severity (the
+    options' say, decided once per rule and severity), the findings kept, the per-rule
+    counts past the cap, and the rules a known defect claimed."""
+
+    __slots__ = ("input", "enabled", "severity_for", "findings", "counts", "claimed",
+                 "decided")
+
+    def __init__(self, source: SectionInput,
+                 enabled: Callable[[Rule], bool] = enable_all,
+                 severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity,
+                 findings: list[Finding] | None = None, counts: Counter | None = None,
+                 claimed: set[str] | None = None,
+                 decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
+        self.input = source  # findings are located in it
         self.enabled = enabled
         # The consumer profile's say (sfcheck.profiles): a new severity, or None to drop it.
         self.severity_for = severity_for
         self.findings = [] if findings is None else findings
         self.counts = Counter() if counts is None else counts
-        self.ranges: Sequence[tuple[int, int, int]] = (
-            ranges if isinstance(ranges, Ranges) else Ranges(ranges or ()))  # (pc, size, fde)
-        # In a .o every text section starts at 0, so function addresses from different
-        # sections coincide: overlap and order checks do not apply.
-        self.relocatable = relocatable
         # Generic rules a recognised known defect explains (rules/defect.py): not reported.
         self.claimed = set() if claimed is None else claimed
-        # Set by the structure check (section.py): every FDE and its FRE block decoded, and the
-        # blocks walked fit the FRE sub-section, so a later walk of the same bytes (the
-        # .eh_frame cross-check's) cannot stop early and may skip the blocks it does not need.
-        self.fres_walked = fres_walked
-        # Where each FDE's FRE block ends when the blocks are out of table order (section.py's
-        # block_ends, kept for the cross-check's walk of the same bytes); None: table order.
-        self.block_ends = block_ends
         # (rule ID, severity) -> what enabled() and severity_for() decided: both depend on
         # the options alone, and a damaged section emits the same rule many times.
         self.decided = {} if decided is None else decided
@@ -131,8 +152,9 @@ class SectionContext(Reporter, Record, shown=_CONTEXT_FIELDS):  # not shown: blo
             return
         count = self.counts[rid] = self.counts.get(rid, 0) + 1
         if count <= MAX_PER_RULE:
+            source = self.input
             self.findings.append(Finding(rid, sev, message,
-                                         Location(self.path, self.name, **where)))
+                                         Location(source.path, source.name, **where)))
 
     def count_only(self, rule: Rule) -> bool:
         """True when a finding of `rule` (at its own severity) would not be kept: the rule
@@ -161,10 +183,60 @@ class SectionContext(Reporter, Record, shown=_CONTEXT_FIELDS):  # not shown: blo
 
     def finish(self) -> None:
         """Say how many findings the per-rule cap held back."""
+        source = self.input
         for rule_id, count in self.counts.items():
             if count > MAX_PER_RULE:
                 first = next(f for f in self.findings if f.rule == rule_id)
                 self.findings.append(Finding(
                     rule_id, Severity(first.severity),
                     f"{plural(count - MAX_PER_RULE, 'more finding')} of this rule not shown",
-                    Location(self.path, self.name)))
+                    Location(source.path, source.name)))
+
+
+def _input_field(name: str) -> property:
+    get = attrgetter(f"input.{name}")
+    return property(get, doc=f"The input's {name} (read-only).")
+
+
+def _state_field(name: str) -> property:
+    def get(ctx: SectionContext) -> object:
+        return getattr(ctx.pass_state, name)
+
+    def put(ctx: SectionContext, value: object) -> None:
+        setattr(ctx.pass_state, name, value)
+
+    return property(get, put, doc=f"The pass state's {name}.")
+
+
+class SectionContext(FindingSink):
+    """What a check of one section is handed, in three parts: `input` (SectionInput: the
+    bytes and where they come from), the sink it emits into (this object: FindingSink) and
+    `pass_state` (PassState: what the structure check leaves for the later checks). The
+    rules read the input's and the pass state's fields as ctx.data, ctx.ranges, ...
+    (properties; the walk names the part)."""
+
+    __slots__ = ("pass_state",)
+
+    def __init__(self, path: str, name: str, vma: int, data: bytes,
+                 enabled: Callable[[Rule], bool] = enable_all,
+                 severity_for: Callable[[Rule, Severity], Severity | None] = keep_severity,
+                 findings: list[Finding] | None = None, counts: Counter | None = None,
+                 ranges: Iterable[tuple[int, int, int]] | None = None, relocatable: bool = False,
+                 claimed: set[str] | None = None, fres_walked: bool = False,
+                 block_ends: Sequence[int] | None = None,
+                 decided: dict[tuple[str, Severity], Severity | None] | None = None) -> None:
+        super().__init__(SectionInput(path, name, vma, data, relocatable), enabled,
+                         severity_for, findings, counts, claimed, decided)
+        self.pass_state = PassState(ranges, fres_walked, block_ends)
+
+    def __repr__(self) -> str:
+        return f"SectionContext({self.input!r}, {self.pass_state!r}, findings={self.findings!r})"
+
+    path = _input_field("path")
+    name = _input_field("name")
+    vma = _input_field("vma")
+    data = _input_field("data")
+    relocatable = _input_field("relocatable")
+    ranges = _state_field("ranges")
+    fres_walked = _state_field("fres_walked")
+    block_ends = _state_field("block_ends")

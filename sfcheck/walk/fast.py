@@ -220,6 +220,8 @@ def regex_verdicts(data: bytes, walk_from: list[int], ends: Sequence[int], types
     else:
         res = list(map(re.Pattern.findall, map(pats.__getitem__, types), repeat(data, n),
                        walk_from, ends))
+    # Exactly num_fres items (the count fits: bounds.fres_fit; _check_starts rejects an
+    # empty item, a byte that starts no FRE).
     lens = list(map(len, res))
     if lens != fre_counts:
         _mark(bad, map(ne, lens, fre_counts))

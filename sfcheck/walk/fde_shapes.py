@@ -7,7 +7,7 @@ cannot walk (PCMASK, FRE types above ADDR4, FDE types other than DEFAULT).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
 from itertools import compress, product, repeat
 from math import prod
@@ -47,7 +47,7 @@ class _Probe(Reporter):
         self.hit = True
 
 
-SHAPE = ("info", "info2", "rep_size", "padding", "need", "num_fres")
+SHAPE = ("info", "info2", "rep_size", "padding", "size_class", "num_fres")
 PRODUCT_MAX = 4096  # shapes tried when looking for per-column verdicts
 
 
@@ -64,10 +64,11 @@ def _verdict(h: Header, shape: tuple[int, ...]) -> bool:
     cache = _verdicts(h)
     got = cache.get(shape)
     if got is None:
-        info, info2, rep, pad, need, nf = shape
+        info, info2, rep, pad, size_class, nf = shape
         probe = _Probe()
-        fde_rules.check_fde(probe, h, FDE(0, (0, *fde_rules.SIZE_STEPS)[need], info, rep_size=rep,
-                                  info2=info2, padding=pad, num_fres=nf), {})
+        fde_rules.check_fde(probe, h, FDE(0, fde_rules.CLASS_SIZES[size_class], info,
+                                          rep_size=rep, info2=info2, padding=pad,
+                                          num_fres=nf), {})
         got = cache[shape] = (probe.hit or fast_fre_type(info) == 255
                               or info2 & constants.FDE_INFO2_TYPE != constants.FDE_TYPE_DEFAULT)
     return got
@@ -79,28 +80,31 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
     (_verdict of its shape)?
 
     fde_rules.check_fde decides, on one probe FDE per distinct shape. To keep per-FDE Python
-    work off clean tables: columns holding one value are fixed; the needed FRE type is
-    a function of the FRE type when each type's functions all need the same one; and
+    work off clean tables: columns holding one value are fixed; the size class
+    (fde_rules.size_class) is a function of the FRE type when each type's functions all
+    fall in one class; and
     when the verdict over all combinations of the values present is an OR of per-column
     conditions (e.g. "PCMASK info byte" or "no FREs"), each column is marked on its own
     with C-level table lookups. Otherwise every FDE's shape is looked up."""
     n = len(sizes)
-    need_by_type: dict[int, int] | None = {}
+    class_by_type: dict[int, int] | None = {}
     for t in range(3):
         sel = list(compress(sizes, types.translate(EQ[t])))
         if sel:
-            lo, hi = fde_rules.needed_fre_type(min(sel)), fde_rules.needed_fre_type(max(sel))
+            lo, hi = fde_rules.size_class(min(sel)), fde_rules.size_class(max(sel))
             if lo != hi:
-                need_by_type = None
+                class_by_type = None
                 break
-            need_by_type[t] = lo
-    need_of_info: list[int] = []
-    if need_by_type is None:
-        s1, s2 = fde_rules.SIZE_STEPS
-        columns["need"] = list(map(add, map(ge, sizes, repeat(s1, n)),
-                                   map(ge, sizes, repeat(s2, n))))
+            class_by_type[t] = lo
+    class_of_info: list[int] = []
+    if class_by_type is None:
+        # size_class of every size: how many bounds it reaches, in C-level maps
+        counts: Iterable[int] = repeat(0, n)
+        for bound in fde_rules.SIZE_BOUNDS:
+            counts = map(add, counts, map(ge, sizes, repeat(bound, n)))
+        columns["size_class"] = list(counts)
     else:  # not a column: follows from the info byte
-        need_of_info = [need_by_type.get(fast_fre_type(i), 0) for i in range(256)]
+        class_of_info = [class_by_type.get(fast_fre_type(i), 0) for i in range(256)]
     fixed: dict[str, int] = {}
     values: dict[str, list[int]] = {}
     for name in SHAPE:
@@ -116,14 +120,14 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
 
     template = [fixed.get(name, 0) for name in SHAPE]
     at = [SHAPE.index(name) for name in varying]
-    info_at, need_at = SHAPE.index("info"), SHAPE.index("need")
+    info_at, class_at = SHAPE.index("info"), SHAPE.index("size_class")
 
     def shape(combo: tuple[int, ...]) -> tuple[int, ...]:
         full = template[:]
         for k, v in zip(at, combo, strict=True):
             full[k] = v
-        if need_of_info:
-            full[need_at] = need_of_info[full[info_at]]
+        if class_of_info:
+            full[class_at] = class_of_info[full[info_at]]
         return tuple(full)
 
     # More combinations than FDEs: the shapes present are fewer, look those up instead.

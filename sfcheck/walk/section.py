@@ -67,17 +67,18 @@ def no_gc() -> Iterator[None]:
 
 def _walk(ctx: SectionContext, h: Header, fast: bool) -> None:
     readable = layout_rules.check_layout(ctx, h)
-    dec = Decoder(ctx.data, h)
-    state = _Walk(field_relative=h.pcrel or ctx.relocatable, complete=readable == h.num_fdes)
+    dec = Decoder(ctx.input.data, h)
+    walk = _Walk(field_relative=h.pcrel or ctx.input.relocatable,
+                 complete=readable == h.num_fdes)
     if readable:
-        _walk_fdes(ctx, h, dec, readable, state, fast)
-    if state.complete:
-        layout_rules.check_totals(ctx, h, state.total_fres, state.walked)
-    # state.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
+        _walk_fdes(ctx, h, dec, readable, walk, fast)
+    if walk.complete:
+        layout_rules.check_totals(ctx, h, walk.total_fres, walk.walked)
+    # walk.walked sums what format.fre_blocks charges per FDE ([first, end of last FRE)), so
     # within fre_len its budget is never exceeded either.
-    ctx.fres_walked = state.complete and not over_budget(state.walked, h.fre_len)
-    layout_rules.check_overlaps(ctx, state.blocks, [] if ctx.relocatable else ctx.ranges,
-                                state.next_start)
+    ctx.pass_state.fres_walked = walk.complete and not over_budget(walk.walked, h.fre_len)
+    ranges = [] if ctx.input.relocatable else ctx.pass_state.ranges
+    layout_rules.check_overlaps(ctx, walk.blocks, ranges, walk.next_start)
     layout_rules.check_trailing(ctx, h)
 
 
@@ -104,7 +105,7 @@ CHUNK = 1 << 15  # FDEs per Table: its working lists stay small whatever the tab
 FAST_MIN = 16
 
 
-def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, state: _Walk,
+def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, walk: _Walk,
                fast: bool) -> None:
     """Check FDEs 0..readable-1 and their FREs, in table order.
 
@@ -112,7 +113,7 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, stat
     walks every FRE block (one regex call per FDE, or the optional C walk that gives the
     same verdicts: fast.FREWALK), all in C-level calls; it accepts only
     FDEs that provably have no finding. Runs of accepted FDEs are booked in bulk;
-    every other FDE goes through _exact_fde, which emits. Both keep the same state,
+    every other FDE goes through _exact_fde, which emits. Both update the same _Walk,
     so findings come out exactly as from _exact_fde alone
     (tests/test_fastpath_equivalence.py).
     """
@@ -120,19 +121,19 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, stat
     # In table order (what linkers mostly write) that is the next FDE's; gcc's .cold parts
     # put blocks out of table order, which the fast path then walks too instead of sending
     # them to _exact_fde.
-    by_offset, distinct = block_ends_distinct(ctx.data, h, readable, dec.fre_limit)
-    ctx.block_ends = by_offset
+    by_offset, distinct = block_ends_distinct(ctx.input.data, h, readable, dec.fre_limit)
+    ctx.pass_state.block_ends = by_offset
     if distinct:
-        state.next_start = by_offset
+        walk.next_start = by_offset
     if readable < FAST_MIN or not fast:
         for i in range(readable):
-            _exact_fde(ctx, h, dec, i, state)
+            _exact_fde(ctx, h, dec, i, walk)
         return
-    check_order = h.sorted and not ctx.relocatable
+    check_order = h.sorted and not ctx.input.relocatable
     prev_pc: int | None = None
     prev_out_of_bounds = False
-    source = TableSource(ctx.data, h, readable, dec.fre_limit, ctx.vma, state.field_relative,
-                         check_order)
+    source = TableSource(ctx.input.data, h, readable, dec.fre_limit, ctx.input.vma,
+                         walk.field_relative, check_order)
     for a in range(0, readable, CHUNK):
         b = min(readable, a + CHUNK)
         tab = Table(source, a, b, prev_pc, prev_out_of_bounds,
@@ -151,50 +152,50 @@ def _walk_fdes(ctx: SectionContext, h: Header, dec: Decoder, readable: int, stat
                 j = n
             if i < j:  # FDEs a+i..a+j-1 are clean
                 # _exact_fde's bound, tested before each FDE: before the run's last one
-                if over_budget(state.walked + walked[j - 1] - walked[i], h.fre_len):
+                if over_budget(walk.walked + walked[j - 1] - walked[i], h.fre_len):
                     for k in range(i, j):  # the budget runs out inside: exact, one by one
-                        _exact_fde(ctx, h, dec, a + k, state)
+                        _exact_fde(ctx, h, dec, a + k, walk)
                 else:
                     # slices: an array slice (ends, sizes) extends an array as one copy
-                    state.blocks.extend(a + i, firsts[i:j], ends[i:j])
-                    ctx.ranges.extend(a + i, pcs[i:j], sizes[i:j])
-                    state.prev_pc = pcs[j - 1]
-                    state.total_fres += sum(fre_counts[i:j])
-                    state.walked += walked[j] - walked[i]
+                    walk.blocks.extend(a + i, firsts[i:j], ends[i:j])
+                    ctx.pass_state.ranges.extend(a + i, pcs[i:j], sizes[i:j])
+                    walk.prev_pc = pcs[j - 1]
+                    walk.total_fres += sum(fre_counts[i:j])
+                    walk.walked += walked[j] - walked[i]
             if j < n:
-                _exact_fde(ctx, h, dec, a + j, state)
+                _exact_fde(ctx, h, dec, a + j, walk)
             i = j + 1
 
 
-def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, state: _Walk) -> None:
+def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, walk: _Walk) -> None:
     """FDE i and its FREs through the decoder, emitting every finding."""
     off = dec.fde_offset(i)
     try:
         fde = dec.fde(i, with_fres=False)
     except DecodeError as exc:
         ctx.emit(layout_rules.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i)
-        state.complete = False
+        walk.complete = False
         return
     # Objects carry PC-relative relocations on the start field whatever the flags say
     # (the cause of ld/32666), so after relocation their starts are field-relative.
-    pc = h.func_start(i, fde.start, ctx.vma, field_relative=state.field_relative)
+    pc = h.func_start(i, fde.start, ctx.input.vma, field_relative=walk.field_relative)
     loc = {"offset": off, "fde": i, "pc": pc}
-    ctx.ranges.add(pc, fde.size, i)
-    prev_pc = state.prev_pc
+    ctx.pass_state.ranges.add(pc, fde.size, i)
+    prev_pc = walk.prev_pc
     if (h.sorted and prev_pc is not None and fde_rules.out_of_order(prev_pc, pc)
-            and not ctx.relocatable and not ctx.counts[fde_rules.UNSORTED.id]):
+            and not ctx.input.relocatable and not ctx.counts[fde_rules.UNSORTED.id]):
         ctx.emit(fde_rules.UNSORTED, f"function start {pc:#x} is below the previous FDE's "
                  f"{prev_pc:#x}", **loc)
-    state.prev_pc = pc
+    walk.prev_pc = pc
     fde_rules.check_fde(ctx, h, fde, loc)
-    state.total_fres += fde.num_fres
+    walk.total_fres += fde.num_fres
     first = h.fres_start + fde.fre_off
-    if over_budget(state.walked, h.fre_len):  # aliasing blocks: stop before the work outgrows it
+    if over_budget(walk.walked, h.fre_len):  # aliasing blocks: stop before the work outgrows it
         if not ctx.counts[layout_rules.FRE_OVERLAP.id]:
             ctx.emit(layout_rules.FRE_OVERLAP, f"FRE blocks up to FDE {i} use more than the "
                      f"{h.fre_len:#x}-byte FRE sub-section; FREs of later FDEs not "
                      "walked", offset=first, fde=i)
-        state.complete = False
+        walk.complete = False
         return
     end = first + (constants.V3_ATTR_SIZE if h.version == constants.VERSION_3 else 0)
     fre_type = fde.info & constants.FDE_INFO_FRE_TYPE
@@ -205,14 +206,14 @@ def _exact_fde(ctx: SectionContext, h: Header, dec: Decoder, i: int, state: _Wal
         if fres:
             end = fres[-1].offset + fre_size(fres[-1], fre_type)
     except DecodeError as exc:
-        state.complete = False
+        walk.complete = False
         if exc.field == "fre_info":
             ctx.emit(fre_rules.SIZE_CODE, exc.message, offset=exc.offset, fde=i, pc=pc,
                      fre=len(fres))
         elif exc.field != "info":  # an FRE type > 2 is reported by fde-fre-type
             ctx.emit(layout_rules.FDE_FRES_BOUNDS, exc.message, offset=exc.offset, fde=i, pc=pc)
     else:
-        state.blocks.add(first, end, i)
-        state.walked += end - first
+        walk.blocks.add(first, end, i)
+        walk.walked += end - first
     if fres:
         fre_rules.check_fres(ctx, h, fde, fres, pc, loc)

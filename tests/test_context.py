@@ -1,0 +1,36 @@
+"""SectionContext's parts: the input is read-only, the pass state is what the properties
+read and write, and the sink locates findings in the input."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.rules import layout as layout_rules
+from sfcheck.walk.context import PassState, SectionContext, SectionInput
+
+
+def test_input_fields_are_the_inputs_and_read_only() -> None:
+    ctx = SectionContext("lib.so", ".sframe", 0x4000, b"\xe2\xde", relocatable=True)
+    assert ctx.input == SectionInput("lib.so", ".sframe", 0x4000, b"\xe2\xde", True)
+    assert (ctx.path, ctx.name, ctx.vma, ctx.data, ctx.relocatable) == (
+        "lib.so", ".sframe", 0x4000, b"\xe2\xde", True)
+    with pytest.raises(AttributeError):
+        ctx.data = b""  # a check never replaces the bytes it was given
+
+
+def test_state_fields_read_and_write_the_pass_state() -> None:
+    ctx = SectionContext("x", ".sframe", 0, b"", ranges=[(5, 1, 0)])
+    assert isinstance(ctx.pass_state, PassState)
+    assert list(ctx.ranges) == [(5, 1, 0)]
+    ctx.fres_walked = True
+    ctx.block_ends = [9]
+    ctx.ranges = []
+    assert (ctx.pass_state.fres_walked, ctx.pass_state.block_ends, ctx.pass_state.ranges) == (
+        True, [9], [])
+
+
+def test_findings_are_located_in_the_input() -> None:
+    ctx = SectionContext("lib.so", ".sframe.2", 0, b"")
+    ctx.emit(layout_rules.EMPTY, "num_fdes is 0", offset=8)
+    [f] = ctx.findings
+    assert (f.location.path, f.location.section, f.location.offset) == ("lib.so", ".sframe.2", 8)
