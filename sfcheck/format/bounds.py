@@ -4,13 +4,14 @@ rules/layout.py reports under them (layout-fde-fres-bounds, layout-fre-overlap).
 
 The fast walks (fre_blocks.py's tokens, walk/fast.py's regex walk, walk/_frewalk.c) take a
 block only when it splits into exactly its FDE's FREs; tests/test_walk_paths.py holds
-each such form to the function here it stands in for."""
+each such form to the function here it stands in for. The FRE-start predicates at the end
+are the start rules of rules/fre.py, here so the cross-check's row reader shares them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import repeat
-from operator import gt, le, or_
+from operator import ge, gt, le, or_, truth
 
 
 def over_budget(walked: int, fre_len: int) -> bool:
@@ -55,3 +56,12 @@ def fres_fit(count: int, asz: int, first: int, end: int) -> bool:
     (layout-fde-fres-bounds); a fast walk that found exactly `count` FREs in the block has
     this for free."""
     return min_fres_len(count, asz) <= end - first
+
+
+# The FRE-start rules (rules/fre.py: fre-start-order, fre-first-start, the start-range rules),
+# each stated once, as operator functions so that the fast path (walk/fast.py) maps them over
+# whole tables at C speed; the C walk (walk/_frewalk.c) states them again in C and
+# tests/test_walk_paths.py runs every case through all three.
+start_out_of_order = ge  # (prev, start): fre-start-order fires, start <= prev
+first_start_off = truth  # (first start): fre-first-start fires, start != 0
+start_past = ge  # (start, limit): a start-range rule fires (limit: fde.size, or rep_size)

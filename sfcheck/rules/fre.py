@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from operator import ge, truth
 
 from ..format import constants
 from ..format.abi import has_pauth, max_reg
+from ..format.bounds import first_start_off, start_out_of_order, start_past
 from ..format.datawords import cfa_offset
 from ..format.fre_info_table import COUNT, INFO
 from ..format.model import FDE, FRE, Header
@@ -138,12 +138,9 @@ S390X_REGNUM = rule(
 FLEX_COUNTS = frozenset({0, 2, 4, 5, 6})  # (control, offset) pairs, RA padding: 5
 
 
-# The FRE-start rules, each stated once, as operator functions so that the fast path
-# (walk/fast.py) maps them over whole tables at C speed; the C walk (walk/_frewalk.c) states
-# them again in C and tests/test_walk_paths.py runs every case through all three.
-start_out_of_order = ge  # (prev, start): fre-start-order fires, start <= prev
-first_start_off = truth  # (first start): fre-first-start fires, start != 0
-start_past = ge  # (start, limit): a start-range rule fires (limit: fde.size, or rep_size)
+# The FRE-start rules' predicates (start_out_of_order, first_start_off, start_past) are
+# stated once in format/bounds.py, below the rules, so the .eh_frame cross-check's row
+# reader (semantic/compare.py) asks the same question without an import cycle.
 
 
 def starts_ok(starts: Sequence[int], size: int) -> bool:

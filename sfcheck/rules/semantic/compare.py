@@ -12,6 +12,7 @@ from math import gcd
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
 from ...format import constants
 from ...format.abi import Abi
+from ...format.bounds import start_out_of_order
 from ...format.fre_rules import RegRule, fre_rules, intern
 from ...format.model import FDE, FRE, Header
 from ...record import NamedTuple
@@ -50,7 +51,7 @@ def _sframe_rows(h: Header, fde: FDE, abi: Abi, memo: dict) -> list[_SRow] | Non
     rows = []
     prev = -1
     for j, fre in enumerate(fde.fres):
-        if fre.start <= prev:
+        if start_out_of_order(prev, fre.start):  # fre-start-order's finding says why
             return None
         prev = fre.start
         if fre.count == 0:
