@@ -358,3 +358,41 @@ def test_v3_memo_raises_a_kept_fault_again(second: int):
     else:
         assert outs[0].kind == ROW and outs[0].fre == 0
     assert outs == [v3series.lookup(data, sec, pc + k) for k in (0, 8, 0)]
+
+
+@given(st.one_of(st.builds(encode, sections(versions=(3,))), v3_mutated()), st.booleans(),
+       st.booleans())
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v3_memoised_walk_verdicts_equal_the_reference(data: bytes, two_ranges: bool,
+                                                       validate: bool):
+    # run_v3 skips _v3_walk for a rule triple it already passed; reference=True walks every
+    # row. Same Disagreements, same order, on valid and damaged sections.
+    texts: list[tuple[int, int]] = []
+    if two_ranges:
+        pcs = sorted(p.pc for p in compare.probe_pcs(compare.SFrameTable(data, vma=VMA)))
+        if pcs:
+            mid = pcs[len(pcs) // 2]
+            texts = [(0, mid), (mid, compare.MASK64)]
+    fast = list(compare.run_v3(data, VMA, texts, validate))
+    assert fast == list(compare.run_v3(data, VMA, texts, validate, reference=True))
+
+
+def test_v3_memoised_walk_reports_every_row_it_stops_at() -> None:
+    """A function whose row passes (CFA = SP+16), then three whose rows share one rule the
+    walker stops at (CFA = SP-8), then one it warns at: a verdict is kept only for the rules
+    of a row that passed, so every such row is reported, as the reference walk reports it."""
+    good = FDE(start=0, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(0, [16]),))
+    fres = (make_fre(0, [-8]),)
+    fd = [FDE(start=0x100 * k, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1), fres=fres)
+          for k in range(1, 4)]
+    # The same CFA rule as the good row, but an RA rule the walker warns at: the verdict
+    # is kept for the whole rule triple, not the CFA alone.
+    warn = FDE(start=0x400, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(0, [(7 << 3) | 1, 16, 1 << 3, -8]),), info2=C.FDE_TYPE_FLEX)
+    data = encode(build_section(3, C.ABI_AMD64_LE, [good, *fd, warn], fixed_ra=-8))
+    ref = list(compare.run_v3(data, VMA, reference=True))
+    stops = [d for d in ref if d.kind == compare.WALK_STOPS]
+    assert len({d.fde for d in stops}) == 3
+    assert {d.fde for d in ref if d.kind == compare.WALK_WARN} == {4}
+    assert list(compare.run_v3(data, VMA)) == ref

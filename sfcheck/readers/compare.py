@@ -124,9 +124,15 @@ def _notes(out: Outcome) -> str:
     return ("; " + "; ".join(out.notes)) if out.notes else ""
 
 
+# Per run: the rule triples (CFA, RA, FP) whose row _v3_walk passed. Its verdict reads only
+# these and the ABI (which is fixed per section); the PC and row only shape its message.
+WalkMemo = set[tuple[RegRule | None, RegRule | None, RegRule | None]]
+
+
 def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
-              guards: bool) -> Disagreement | None:
-    """One PC: the model's outcome against the reference's."""
+              guards: bool, walked: WalkMemo | None = None) -> Disagreement | None:
+    """One PC: the model's outcome against the reference's. With `walked`, a row whose
+    rules _v3_walk already passed in this section is not walked again (same result)."""
     pc = probe.pc
     ref = table.lookup(pc)
     mine = (out.cfa, out.ra, out.fp)
@@ -185,7 +191,14 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
                 f"lookup of {pc:#x} ({probe.where}): {reader} uses FDE {out.fde} FRE "
                 f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
                 "mis-unwind"), "v3-wrong-row")
-        return _v3_walk(pc, ref, out, reader, h.abi)
+        if walked is None:
+            return _v3_walk(pc, ref, out, reader, h.abi)
+        if mine in walked:
+            return None
+        d = _v3_walk(pc, ref, out, reader, h.abi)
+        if d is None:
+            walked.add(mine)
+        return d
     truth = _reference_rules(table, ref)
     if out.cfa is not None and out.cfa.reg in (rfc2023.SP, rfc2023.FP):
         # The RFC reader never reads abi_arch: its SP/FP are the section's ABI's SP/FP.
@@ -286,11 +299,15 @@ def run_rfc2023(data: bytes, vma: int = 0, text: tuple[int, int] | None = None,
 
 
 def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
-           validate: bool = False, limit: int = MAX_PROBE_FDES) -> Iterator[Disagreement]:
+           validate: bool = False, limit: int = MAX_PROBE_FDES,
+           reference: bool = False) -> Iterator[Disagreement]:
     """The V3 series against the reference: one registration per text range (binfmt
-    registers the section once per PF_X segment); without `texts`, one covering all."""
+    registers the section once per PF_X segment); without `texts`, one covering all.
+    `reference` walks every row afresh (what the memoised walk verdicts are tested
+    against)."""
     table = SFrameTable(data, vma=vma)
     probes = probe_pcs(table, limit)
+    walked: WalkMemo | None = None if reference else set()
     for text in texts or [(0, MASK64)]:
         sec = v3series.register(data, vma, text, validate)
         if isinstance(sec, Outcome):
@@ -300,6 +317,6 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
         for probe in probes:
             if text[0] <= probe.pc < text[1]:
                 d = _classify(table, probe, v3series.lookup(data, sec, probe.pc, memo),
-                              v3series.READER, guards=False)
+                              v3series.READER, guards=False, walked=walked)
                 if d is not None:
                     yield d
