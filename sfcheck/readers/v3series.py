@@ -30,6 +30,7 @@ from operator import le
 
 from ..format import constants
 from ..format.abi import ABIS
+from ..format.fre_info_table import COUNT, DATA_LEN, WORD_SIZE
 from ..format.fre_rules import RegRule
 from ..wording import plural
 from .outcome import DIV0, EFAULT, EINVAL, PAST, REFUSED, ROW, Bytes, Outcome, PastSection
@@ -318,10 +319,9 @@ class Memo:
                 if asz and pos + asz + 1 <= end:
                     start = int.from_bytes(data[pos:pos + asz], order)
                     info = data[pos + asz]
-                    code = (info >> 5) & 3
-                    size = asz + 1 + ((info >> 1) & 0xF) * (1 << code)
-                    if (pcmask or start <= fsize) and code <= 2 and pos + size <= end:
-                        fre = start, size, info, list(_WORDS[order, code, (info >> 1) & 0xF]
+                    size = asz + 1 + DATA_LEN[info]
+                    if (pcmask or start <= fsize) and WORD_SIZE[info] and pos + size <= end:
+                        fre = start, size, info, list(_WORDS[order, WORD_SIZE[info], COUNT[info]]
                                                       .unpack_from(data, pos + asz + 1))
                 if fre is None:
                     try:
@@ -355,10 +355,10 @@ class Memo:
         return rules
 
 
-# (byte order, data-word size code, count) -> the signed words' Struct
-_WORDS = {(order, code, n): struct.Struct(("<" if order == "little" else ">")
-                                          + "bhi"[code] * n)
-          for order in ("little", "big") for code in range(3) for n in range(16)}
+# (byte order, data-word width in bytes, count) -> the signed words' Struct
+_WORDS = {(order, width, n): struct.Struct(("<" if order == "little" else ">")
+                                           + {1: "b", 2: "h", 4: "i"}[width] * n)
+          for order in ("little", "big") for width in (1, 2, 4) for n in range(16)}
 
 
 def _ordered_starts(data: bytes, sec: Registered) -> list[int] | None:
