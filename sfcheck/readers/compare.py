@@ -65,8 +65,9 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
         return []
     n = h.num_fdes
     step = max(1, n // limit)
-    out: list[Probe] = []
+    out: list[tuple[int, str]] = []
     starts: list[int] = []
+    v1 = h.version <= constants.VERSION_1
     for i in range(0, n, step):
         try:
             fde = table.fde(i)
@@ -74,22 +75,27 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
             continue
         s = h.func_start(i, fde.start, table.vma + table.bias) & MASK64
         starts.append(s)
-        out.append(Probe(s, "start"))
-        rep = fde.rep_size if h.version > constants.VERSION_1 else 16
-        blocks = (0, rep) if fde.pcmask and rep else (0,)
-        for fre in fde.fres[:MAX_FRE_PROBES]:
-            for b in blocks:
-                if b + fre.start < fde.size:
-                    out.append(Probe((s + b + fre.start) & MASK64, "row"))
-        if fde.size:
-            out.append(Probe((s + fde.size - 1) & MASK64, "last byte"))
-            out.append(Probe((s + fde.size) & MASK64, "gap"))
+        out.append((s, "start"))
+        size = fde.size
+        rep = 16 if v1 else fde.rep_size
+        if fde.pcmask and rep:
+            for fre in fde.fres[:MAX_FRE_PROBES]:
+                for b in (0, rep):
+                    if b + fre.start < size:
+                        out.append(((s + b + fre.start) & MASK64, "row"))
+        else:
+            out += [((s + f) & MASK64, "row") for f in
+                    [fre.start for fre in fde.fres[:MAX_FRE_PROBES]] if f < size]
+        if size:
+            out.append(((s + size - 1) & MASK64, "last byte"))
+            out.append(((s + size) & MASK64, "gap"))
     if starts:
-        out.append(Probe((min(starts) - 1) & MASK64, "below"))
+        out.append(((min(starts) - 1) & MASK64, "below"))
     where: dict[int, str] = {}
-    for p in out:  # a PC that is both a gap of one FDE and a start of the next is a start
-        if where.get(p.pc) in (None, "gap", "below"):
-            where[p.pc] = p.where
+    get = where.get
+    for pc, w in out:  # a PC that is both a gap of one FDE and a start of the next is a start
+        if get(pc) in (None, "gap", "below"):
+            where[pc] = w
     return [Probe(pc, w) for pc, w in where.items()]
 
 
