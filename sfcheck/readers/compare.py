@@ -10,6 +10,7 @@ the model and the reference agree everywhere gets none.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -198,10 +199,10 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
                 f"{out.fre}; the row is FDE {ref.fde_index} FRE {ref.fre_index}: a "
                 "mis-unwind"), "v3-wrong-row")
         if walked is None:
-            return _v3_walk(pc, ref, out, reader, h.abi)
+            return _v3_walk(pc, ref.fde_index, ref.fre_index, mine, reader, h.abi)
         if mine in walked:
             return None
-        d = _v3_walk(pc, ref, out, reader, h.abi)
+        d = _v3_walk(pc, ref.fde_index, ref.fre_index, mine, reader, h.abi)
         if d is None:
             walked.add(mine)
         return d
@@ -226,18 +227,21 @@ def _classify(table: SFrameTable, probe: Probe, out: Outcome, reader: str,
     return None
 
 
-def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disagreement | None:
-    """What unwind_user_next_common (user.c@3231d5c5) does with the row, beyond the lookup."""
-    where = f"lookup of {pc:#x}: FDE {ref.fde_index} FRE {ref.fre_index}"
-    for name, r in (("RA", out.ra), ("FP", out.fp)):
+def _v3_walk(pc: int, fde: int, fre: int, rules: tuple[RegRule | None, RegRule | None,
+                                                      RegRule | None],
+             reader: str, abi_id: int) -> Disagreement | None:
+    """What unwind_user_next_common (user.c@3231d5c5) does with the row (FRE `fre` of FDE
+    `fde`, whose CFA, RA and FP `rules` the reader answered), beyond the lookup."""
+    where = f"lookup of {pc:#x}: FDE {fde} FRE {fre}"
+    cfa, ra, fp = rules
+    for name, r in (("RA", ra), ("FP", fp)):
         if r is not None and r.reg is None and not r.deref:
-            return Disagreement(WALK_WARN, pc, ref.fde_index, (
+            return Disagreement(WALK_WARN, pc, fde, (
                 f"{where}: the {name} rule is 'CFA{r.offset:+d}' (flex control word without "
                 f"reg_p or deref_p); the walker of {reader} has no case for it and hits "
                 "WARN_ON_ONCE (a kernel warning from user data; a panic with panic_on_warn)"),
                 "rule-cfa-offset-warn")
     a = ABIS.get(abi_id, ABIS[constants.ABI_AMD64_LE])
-    cfa = out.cfa
     if cfa is None:
         return None
     why = ""
@@ -249,7 +253,7 @@ def _v3_walk(pc: int, ref: Row, out: Outcome, reader: str, abi_id: int) -> Disag
         why = (f"CFA = SP{cfa.offset:+d} is not above the SP" if cfa.offset <= 0 else
                f"CFA = SP{cfa.offset:+d} is not word-aligned")
     if why:
-        return Disagreement(WALK_STOPS, pc, ref.fde_index, (
+        return Disagreement(WALK_STOPS, pc, fde, (
             f"{where}: {why}: {reader} ends the walk here unless it is the topmost frame "
             "(-EINVAL)"), "walk-guard")
     return None
@@ -320,9 +324,81 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
             yield Disagreement(REFUSE, vma, sec.fde, sec.detail)
             continue
         memo = v3series.Memo(data, sec)
+        if walked is not None and memo.addrs is not None:
+            yield from _v3_by_fde(table, probes, text, memo, walked)
+            continue
         for probe in probes:
             if text[0] <= probe.pc < text[1]:
                 d = _classify(table, probe, v3series.lookup(data, sec, probe.pc, memo),
                               v3series.READER, guards=False, walked=walked)
                 if d is not None:
                     yield d
+
+
+def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
+               memo: v3series.Memo, walked: WalkMemo) -> Iterator[Disagreement]:
+    """run_v3's comparison for one registration whose function starts are in order, with
+    the model's row chosen once per FDE instead of looked up per PC. Where the model and
+    the reference pick the same FDE for a PC, and the model's record there is clean
+    (Memo.clean) with the reference's start and FRE starts and not PCMASK in either, both
+    choose the reference's row by the same bisection: the outcome is that row's (its rules,
+    the walk verdict kept per rule triple). A PC no function holds in either is a gap in
+    both (never reported). Every other PC (the reference's misses, an FDE read differently,
+    a row whose data words fault or mark an outermost frame, the model's own answer at a
+    PC the reference has in no function) takes the per-PC path, _classify."""
+    h = table.header
+    assert h is not None
+    addrs = memo.addrs
+    assert addrs is not None
+    lo, hi = text
+    # FDE -> (end, each FRE's key), or None: per PC
+    same: dict[int, tuple[int, list[v3series.FreKey]] | None] = {}
+    passed: set[v3series.FreKey] = set()  # rows whose rules' walk passed, by their key
+    for probe in probes:
+        pc = probe.pc
+        if not lo <= pc < hi:
+            continue
+        ref = table.lookup(pc)
+        i = bisect_right(addrs, pc) - 1
+        if isinstance(ref, Row):
+            if ref.fde_index == i:
+                span = same[i] if i in same else same.setdefault(i, _same_rows(memo, ref))
+                if span is not None and pc < span[0]:
+                    j = ref.fre_index
+                    key = span[1][j]
+                    if key in passed:
+                        continue
+                    rules = memo.row_rules(i, j)
+                    if rules is not None:
+                        if rules not in walked:
+                            d = _v3_walk(pc, i, j, rules, v3series.READER, h.abi)
+                            if d is not None:
+                                yield d
+                                continue
+                            walked.add(rules)
+                        passed.add(key)
+                        continue
+        elif ref.kind == "no-fde":
+            # The model fails there too (-EINVAL: below every function, or a gap after
+            # FDE i) unless FDE i holds the PC or its record faults: then per PC.
+            if i < 0:
+                continue
+            got = memo.clean(i)
+            if got is not None and pc >= got[0][0] + got[0][1]:
+                continue
+        d = _classify(table, probe, memo.lookup(pc), v3series.READER, guards=False,
+                      walked=walked)
+        if d is not None:
+            yield d
+
+
+def _same_rows(memo: v3series.Memo, ref: Row) -> tuple[int, list[v3series.FreKey]] | None:
+    """(end, each FRE's key) of the reference's FDE `ref` when the model reads it with the
+    same start and FRE starts (and cleanly, not PCMASK in either); None otherwise."""
+    got = memo.clean(ref.fde_index)
+    if got is None or ref.fde.pcmask:
+        return None
+    fde, starts, keys = got
+    if fde[0] != ref.func_start or starts != [f.start for f in ref.fde.fres]:
+        return None
+    return fde[0] + fde[1], keys

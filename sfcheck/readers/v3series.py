@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from operator import le
@@ -199,7 +200,7 @@ def _read_fre(mem: Bytes, sec: Registered, fde: tuple, pos: int, i: int,
     return start, asz + 1 + count * wsz, info, words
 
 
-def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
+def _datawords(sec: Registered, fde: tuple, info: int, words: Sequence[int], i: int,
                j: int) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
     """__read_fre_datawords and the rule set-up: None for an outermost row."""
     if not words:
@@ -242,6 +243,11 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: list[int], i: int,
     return RegRule(ctl >> 3, off, bool(ctl & 2)), out[0], out[1]
 
 
+# An FRE as a lookup reads its rules from it: (FDE type, FRE info byte, data words).
+FreKey = tuple[int, int, tuple[int, ...]]
+_UNREAD = object()
+
+
 class Memo:
     """The lookup derived for a checker that probes many PCs of one registration: the same
     outcomes as the reference lookup (memo=None), from records decoded once. The bytes and
@@ -252,19 +258,20 @@ class Memo:
       start not after the previous one); the scan of a lookup is then a bisection of the
       starts before that point, and meets the fault only if every start before it is at or
       below the PC offset;
-    * each FDE record and each row's rules (or the fault reading them) are kept."""
+    * each FDE record is kept, and each row's rules by what they are read from (the FDE
+      type, the FRE info byte and the data words: _datawords reads nothing else but the
+      section's header, and the FDE and FRE indices only name a fault); a fault is kept
+      per row, for its message."""
 
     def __init__(self, data: bytes, sec: Registered) -> None:
         self.mem = Bytes(data, sec.big_endian)
         self.sec = sec
         self.addrs = _ordered_starts(data, sec)  # None: out of order, the reference search
         self.fdes: dict[int, tuple[int, int, int, int, int, int, int] | _Fault] = {}
-        # FDE record -> (FRE starts, (info, data words) per FRE, the fault where the scan
-        # stops or None, how many FREs precede that point)
-        self.fres: dict[int, tuple[list[int], list[tuple[int, list[int]]],
-                                   Exception | None]] = {}
-        self.rules: dict[tuple[int, int], tuple[RegRule, RegRule | None, RegRule | None]
-                         | None | _Fault] = {}
+        # FDE record -> (FRE starts, each FRE's FreKey, the fault where the scan stops or None)
+        self.fres: dict[int, tuple[list[int], list[FreKey], Exception | None]] = {}
+        self.rules: dict[FreKey, tuple[RegRule, RegRule | None, RegRule | None] | None] = {}
+        self.faults: dict[tuple[int, int], _Fault] = {}
 
     def lookup(self, ip: int) -> Outcome:
         sec = self.sec
@@ -275,15 +282,7 @@ class Memo:
                 i = bisect_right(self.addrs, ip) - 1
                 if i < 0:
                     raise _Fault(EINVAL, f"{ip:#x} is below every function")
-            fde = self.fdes.get(i)
-            if fde is None:
-                try:
-                    fde = self.fdes[i] = _read_fde(self.mem, sec, i)
-                except _Fault as exc:
-                    self.fdes[i] = exc
-                    raise
-            elif isinstance(fde, _Fault):
-                raise _Fault(fde.kind, fde.detail)
+            fde = self.record(i)
             if not fde[0] <= ip < fde[0] + fde[1]:
                 return _gap(ip, i, fde)
             ip_off = _ip_off(ip, i, fde)
@@ -295,22 +294,59 @@ class Memo:
                 raise _Fault(fault.kind, fault.detail) if isinstance(fault, _Fault) else fault
             if not k:
                 return _no_fre(i, fde, ip_off)
-            return _row(i, k - 1, self._rules(i, k - 1, fde, *rows[k - 1]))
+            return _row(i, k - 1, self._rules(i, k - 1, fde, rows[k - 1]))
         except _Fault as exc:
             return Outcome(exc.kind, exc.detail)
         except PastSection as exc:  # cannot happen after registration: kept as a model fault
             return Outcome(PAST, f"{READER} {exc}")
 
-    def _fres(self, i: int, fde: tuple) -> tuple[list[int], list[tuple[int, list[int]]],
-                                                 Exception | None]:
+    def record(self, i: int) -> tuple[int, int, int, int, int, int, int]:
+        """FDE `i`'s record as __read_fde reads it, read once (its fault raised again)."""
+        fde = self.fdes.get(i)
+        if fde is None:
+            try:
+                fde = self.fdes[i] = _read_fde(self.mem, self.sec, i)
+            except _Fault as exc:
+                self.fdes[i] = exc
+                raise
+        elif isinstance(fde, _Fault):
+            raise _Fault(fde.kind, fde.detail)
+        return fde
+
+    def clean(self, i: int) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
+                                     list[FreKey]] | None:
+        """FDE `i`'s record, its FRE starts and each FRE's FreKey, when a lookup
+        in the function chooses its row by the starts alone: the record reads, it is not
+        PCMASK, and every FRE reads, in strictly increasing order. None otherwise."""
+        try:
+            fde = self.record(i)
+        except (_Fault, PastSection):
+            return None
+        if fde[4] & 0x10:
+            return None
+        starts, rows, fault = self._fres(i, fde)
+        return None if fault is not None else (fde, starts, rows)
+
+    def row_rules(self, i: int, j: int) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
+        """The rules a lookup that lands on FRE `j` of FDE `i` answers with; None when it
+        answers otherwise (an outermost row, or a fault reading the data words). Only for
+        an FDE clean() returns."""
+        fde = self.record(i)
+        try:
+            return self._rules(i, j, fde, self._fres(i, fde)[1][j])
+        except _Fault:
+            return None
+
+    def _fres(self, i: int, fde: tuple) -> tuple[list[int], list[FreKey], Exception | None]:
         got = self.fres.get(i)
         if got is None:
             starts: list[int] = []
-            rows: list[tuple[int, list[int]]] = []
+            rows: list[FreKey] = []
             fault: Exception | None = None
             sec, data = self.sec, self.mem.data
             pos, end, order = sec.fres + fde[2], sec.fres_end, self.mem.order
-            fre_type, pcmask, fsize = fde[4] & 0xF, fde[4] & 0x10, fde[1]
+            fre_type, pcmask, fsize, fde_type = fde[4] & 0xF, fde[4] & 0x10, fde[1], \
+                fde[5] & 0x1F
             asz = 1 << fre_type if fre_type <= 2 else 0
             for j in range(fde[3]):  # each FRE read is bounded by fres_end
                 # An FRE _read_fre takes without a fault, read in place; anything else
@@ -321,8 +357,8 @@ class Memo:
                     info = data[pos + asz]
                     size = asz + 1 + DATA_LEN[info]
                     if (pcmask or start <= fsize) and WORD_SIZE[info] and pos + size <= end:
-                        fre = start, size, info, list(_WORDS[order, WORD_SIZE[info], COUNT[info]]
-                                                      .unpack_from(data, pos + asz + 1))
+                        fre = start, size, info, _WORDS[order, WORD_SIZE[info], COUNT[info]] \
+                            .unpack_from(data, pos + asz + 1)
                 if fre is None:
                     try:
                         fre = _read_fre(self.mem, sec, fde, pos, i, j)
@@ -334,25 +370,27 @@ class Memo:
                     fault = _unordered(i, j, start, starts[-1])
                     break
                 starts.append(start)
-                rows.append((info, words))
+                rows.append((fde_type, info, tuple(words)))
                 pos += size
             got = self.fres[i] = (starts, rows, fault)
         return got
 
-    def _rules(self, i: int, j: int, fde: tuple, info: int, words: list[int]
+    def _rules(self, i: int, j: int, fde: tuple, row: FreKey
                ) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
-        key = (i, j)
-        if key in self.rules:
-            rules = self.rules[key]
-            if isinstance(rules, _Fault):
-                raise _Fault(rules.kind, rules.detail)
-            return rules
+        """FRE `j` of FDE `i` (read as `row`): its rules, or its fault raised again."""
+        rules = self.rules.get(row, _UNREAD)
+        if rules is not _UNREAD:
+            return rules  # type: ignore[return-value]
+        fault = self.faults.get((i, j))
+        if fault is not None:
+            raise _Fault(fault.kind, fault.detail)
         try:
-            rules = self.rules[key] = _datawords(self.sec, fde, info, words, i, j)
+            rules = self.rules[row] = _datawords(self.sec, fde, row[1], row[2], i, j)
         except _Fault as exc:
-            self.rules[key] = exc
+            self.faults[i, j] = exc
             raise
         return rules
+
 
 
 # (byte order, data-word width in bytes, count) -> the signed words' Struct
