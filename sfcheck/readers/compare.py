@@ -13,10 +13,13 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from operator import add, lt
 
 from ..errors import DecodeError
 from ..format import constants
 from ..format.abi import ABIS
+from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule, fre_rules
 from ..unwind.table import Miss, Row, SFrameTable
 from . import rfc2023, v3series
@@ -318,14 +321,15 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
     table = SFrameTable(data, vma=vma)
     probes = probe_pcs(table, limit)
     walked: WalkMemo | None = None if reference else set()
+    spans = None if reference else _reference_spans(table, data)
     for text in texts or [(0, MASK64)]:
         sec = v3series.register(data, vma, text, validate)
         if isinstance(sec, Outcome):
             yield Disagreement(REFUSE, vma, sec.fde, sec.detail)
             continue
         memo = v3series.Memo(data, sec)
-        if walked is not None and memo.addrs is not None:
-            yield from _v3_by_fde(table, probes, text, memo, walked)
+        if walked is not None and spans is not None and memo.addrs == spans[0]:
+            yield from _v3_by_fde(table, probes, text, memo, spans[1], walked)
             continue
         for probe in probes:
             if text[0] <= probe.pc < text[1]:
@@ -335,56 +339,69 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
                     yield d
 
 
+def _reference_spans(table: SFrameTable, data: bytes) -> tuple[list[int], list[int]] | None:
+    """Each FDE's function start and end as the reference's index holds them (SFrameTable
+    reads the same columns with format/fde_table.Columns), when the starts strictly increase
+    in table order: then the reference's lookup of a PC takes the FDE of the last start at
+    or below it, a bisection of these starts. None otherwise."""
+    h = table.header
+    if table.error is not None or h is None or not h.num_fdes:
+        return None
+    cols = Columns(data, h, 0, h.num_fdes)
+    pcs = cols.pcs(h, table.vma + table.bias)
+    if not all(map(lt, pcs, islice(pcs, 1, None))):
+        return None
+    return pcs, list(map(add, pcs, cols.sizes))
+
+
 def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
-               memo: v3series.Memo, walked: WalkMemo) -> Iterator[Disagreement]:
-    """run_v3's comparison for one registration whose function starts are in order, with
-    the model's row chosen once per FDE instead of looked up per PC. Where the model and
-    the reference pick the same FDE for a PC, and the model's record there is clean
-    (Memo.clean) with the reference's start and FRE starts and not PCMASK in either, both
-    choose the reference's row by the same bisection: the outcome is that row's (its rules,
-    the walk verdict kept per rule triple). A PC no function holds in either is a gap in
-    both (never reported). Every other PC (the reference's misses, an FDE read differently,
-    a row whose data words fault or mark an outermost frame, the model's own answer at a
-    PC the reference has in no function) takes the per-PC path, _classify."""
+               memo: v3series.Memo, ends: list[int],
+               walked: WalkMemo) -> Iterator[Disagreement]:
+    """run_v3's comparison for one registration where the model's function starts
+    (memo.addrs) are the reference's, strictly increasing, `ends` the reference's function
+    ends: both then pick the same FDE for every PC, and the rows are chosen once per FDE
+    instead of looked up per PC. Below every function both fail; in an FDE both read alike
+    (_same_rows) both find no function past its end, no row before its first FRE start,
+    and otherwise the same row, whose outcome is its rules' walk verdict (kept per row
+    key, as _classify keeps it per rule triple). Every other PC takes the per-PC path:
+    FDEs read differently (a fault in the model's record or FREs, PCMASK, signal, no
+    FREs, other FRE starts or end), and rows without data words or whose words fault."""
     h = table.header
     assert h is not None
     addrs = memo.addrs
     assert addrs is not None
     lo, hi = text
-    # FDE -> (end, each FRE's key), or None: per PC
-    same: dict[int, tuple[int, list[v3series.FreKey]] | None] = {}
+    # FDE -> (start, end, FRE starts, each FRE's key), or None: per PC
+    same: dict[int, tuple[int, int, list[int], list[v3series.FreKey]] | None] = {}
     passed: set[v3series.FreKey] = set()  # rows whose rules' walk passed, by their key
     for probe in probes:
         pc = probe.pc
         if not lo <= pc < hi:
             continue
-        ref = table.lookup(pc)
         i = bisect_right(addrs, pc) - 1
-        if isinstance(ref, Row):
-            if ref.fde_index == i:
-                span = same[i] if i in same else same.setdefault(i, _same_rows(memo, ref))
-                if span is not None and pc < span[0]:
-                    j = ref.fre_index
-                    key = span[1][j]
-                    if key in passed:
-                        continue
-                    rules = memo.row_rules(i, j)
-                    if rules is not None:
-                        if rules not in walked:
-                            d = _v3_walk(pc, i, j, rules, v3series.READER, h.abi)
-                            if d is not None:
-                                yield d
-                                continue
-                            walked.add(rules)
-                        passed.add(key)
-                        continue
-        elif ref.kind == "no-fde":
-            # The model fails there too (-EINVAL: below every function, or a gap after
-            # FDE i) unless FDE i holds the PC or its record faults: then per PC.
-            if i < 0:
+        if i < 0:
+            continue  # no-fde in the reference, -EINVAL in the model
+        span = same[i] if i in same else same.setdefault(i, _same_rows(table, memo, i,
+                                                                         ends[i]))
+        if span is not None:
+            start, end, starts, keys = span
+            if pc >= end:
+                continue  # no-fde in the reference, a gap (-EINVAL) in the model
+            j = bisect_right(starts, pc - start) - 1
+            if j < 0:
+                continue  # no-fre in the reference, -EINVAL in the model
+            key = keys[j]
+            if key in passed:
                 continue
-            got = memo.clean(i)
-            if got is not None and pc >= got[0][0] + got[0][1]:
+            rules = memo.row_rules(i, j)
+            if rules is not None:
+                if rules not in walked:
+                    d = _v3_walk(pc, i, j, rules, v3series.READER, h.abi)
+                    if d is not None:
+                        yield d
+                        continue
+                    walked.add(rules)
+                passed.add(key)
                 continue
         d = _classify(table, probe, memo.lookup(pc), v3series.READER, guards=False,
                       walked=walked)
@@ -392,13 +409,25 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
             yield d
 
 
-def _same_rows(memo: v3series.Memo, ref: Row) -> tuple[int, list[v3series.FreKey]] | None:
-    """(end, each FRE's key) of the reference's FDE `ref` when the model reads it with the
-    same start and FRE starts (and cleanly, not PCMASK in either); None otherwise."""
-    got = memo.clean(ref.fde_index)
-    if got is None or ref.fde.pcmask:
+def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int
+               ) -> tuple[int, int, list[int], list[v3series.FreKey]] | None:
+    """(start, end, FRE starts, each FRE's key) of FDE `i` when the model and the
+    reference's lookups read it alike: the model cleanly (Memo.clean: not PCMASK, FREs in
+    strictly increasing order) to the reference's end, the reference decoding it with the
+    same FRE starts (then in order too), at least one, and neither PCMASK nor signal."""
+    got = memo.clean(i)
+    if got is None:
         return None
     fde, starts, keys = got
-    if fde[0] != ref.func_start or starts != [f.start for f in ref.fde.fres]:
+    if not starts or fde[0] + fde[1] != end:
         return None
-    return fde[0] + fde[1], keys
+    try:
+        ref = table.fde(i)
+    except DecodeError:
+        return None
+    h = table.header
+    assert h is not None
+    if ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal) or \
+            [f.start for f in ref.fres] != starts:
+        return None
+    return fde[0], end, starts, keys
