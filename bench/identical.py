@@ -118,8 +118,11 @@ def reports(src: Path, extra: list[tuple[Path, int | None]]) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or len(argv) > 2:
-        print(__doc__, file=sys.stderr)
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if not argv or len(argv) > 2 or any(a.startswith("-") for a in argv):
+        print(__doc__, file=sys.stderr)  # (a revision never starts with "-")
         return 2
     base, new = argv[0], (argv[1] if len(argv) > 1 else None)
     with tempfile.TemporaryDirectory(prefix="sfcheck-identical-") as tmp:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sfcheck.dwarf import callframe
@@ -428,3 +428,58 @@ def test_decoded_fp_rules_undefined_and_pc_relative() -> None:
             + b"\x41" + b"\x10\x06\x02\x80\x08")  # advance 1; expression r6: breg16 8
     fdes = decode_eh_frame(section([(TEXT, 8, prog)]), VMA, True, 8, AMD64)
     assert [r.fp for r in fdes[0].rows] == [None, Opaque("expression is not register-relative")]
+
+
+_EXPR_OPS = st.one_of(
+    st.sampled_from([op("DW_OP_breg16", 0), op("DW_OP_breg16", 3), op("DW_OP_bregx", PC, 1),
+                     op("DW_OP_breg7", 8), op("DW_OP_breg6", -8), op("DW_OP_bregx", 6, 0),
+                     op("DW_OP_and"), op("DW_OP_ge"), op("DW_OP_shl"), op("DW_OP_plus"),
+                     op("DW_OP_minus"), op("DW_OP_deref"), op("DW_OP_dup"), op("DW_OP_swap")]),
+    st.builds(lambda n: op(f"DW_OP_lit{n}"), st.integers(0, 31)),
+    st.builds(lambda n: op("DW_OP_const2u", n), st.integers(0, 0xFFFF)))
+
+
+# reg + f(PC), as the PLT's and variants of it: a value that moves with the PC, with or
+# without a period (a mask and `and`), then random operations
+_PC_EXPRS = st.builds(
+    lambda reg, pc_op, mask, cmp, tail: (reg, pc_op, *mask, *cmp, op("DW_OP_plus"), *tail),
+    st.sampled_from([op("DW_OP_breg7", 8), op("DW_OP_bregx", 6, -16)]),
+    st.sampled_from([op("DW_OP_breg16", 0), op("DW_OP_bregx", PC, 5)]),
+    st.sampled_from([(), (op("DW_OP_lit15"), op("DW_OP_and")),
+                     (op("DW_OP_const2u", 255), op("DW_OP_and"))]),
+    st.sampled_from([(), (op("DW_OP_lit11"), op("DW_OP_ge"), op("DW_OP_lit3"),
+                          op("DW_OP_shl"))]),
+    st.lists(_EXPR_OPS, max_size=2))
+
+
+@given(st.one_of(st.lists(_EXPR_OPS, max_size=10), _PC_EXPRS),
+       st.lists(st.integers(0, 1 << 20), min_size=1, max_size=40), st.sampled_from([PC, None]))
+@example([op("DW_OP_breg7", 8), op("DW_OP_breg16", 0), op("DW_OP_plus")], [5, 9], PC)
+@example([op("DW_OP_breg7", 8), op("DW_OP_breg16", 0), op("DW_OP_lit15"), op("DW_OP_and"),
+          op("DW_OP_lit11"), op("DW_OP_ge"), op("DW_OP_lit3"), op("DW_OP_shl"),
+          op("DW_OP_plus")], [0x20, 0x2B, 0x13, 0x3C], PC)
+@example([op("DW_OP_breg6", -40), op("DW_OP_deref")], [1, 2, 0x1000], PC)
+def test_cross_check_expression_memo_equals_evaluation(ops, pcs, pc_reg) -> None:
+    """The cross-check's per-section memo of CFA expression values (compare._eh_at: by
+    pc & (period - 1), or one value when no operation reads the PC) gives what evaluating
+    at each PC gives, in any PC order; reads_pc is eval_linear's use of `pc`."""
+    from sfcheck.dwarf.cfi import EhFde
+    from sfcheck.rules.semantic.compare import _eh_at
+
+    cfa = CfaExpr(tuple(ops))
+    eh = EhFde(0, 1 << 21, (callframe.Row(0, cfa, None, None),), 0)
+    memo: dict = {}
+    for pc in pcs:
+        got = _eh_at(eh, [0], pc, pc_reg, memo)
+        assert got is not None and got[0] == cfa.at(pc, pc_reg)
+    if not cfa.reads_pc(pc_reg):
+        assert len({cfa.at(pc, pc_reg) for pc in pcs + [pcs[0] + 1, 7]}) == 1
+
+
+def test_reads_pc() -> None:
+    assert CfaExpr((op("DW_OP_breg7", 8), op("DW_OP_breg16", 0), op("DW_OP_plus"))).reads_pc(PC)
+    assert CfaExpr((op("DW_OP_bregx", PC, 0),)).reads_pc(PC)
+    drap = CfaExpr((op("DW_OP_breg6", -40), op("DW_OP_deref")))
+    assert not drap.reads_pc(PC) and not drap.reads_pc(None)
+    assert not CfaExpr((op("DW_OP_breg16", 0),)).reads_pc(None)
+    assert not CfaExpr((op("DW_OP_bregx", 6, 0),)).reads_pc(PC)

@@ -85,6 +85,12 @@ class CfaExpr(Record, frozen=True):
     def at(self, pc: int, pc_reg: int | None) -> RegRule | Opaque:
         return eval_linear(self.ops, pc, pc_reg, initial=None)
 
+    def reads_pc(self, pc_reg: int | None) -> bool:
+        """Whether an operation reads the PC (eval_linear's only use of `pc`): if none does,
+        the value is the same at every PC (DRAP's ``breg6 -8; deref``)."""
+        return any(op.op_name == f"DW_OP_breg{pc_reg}"
+                   or (op.op_name == "DW_OP_bregx" and op.args[0] == pc_reg) for op in self.ops)
+
     def period(self, pc_reg: int | None) -> int | None:
         """P when the value depends on the PC only through (PC + c) & (P - 1), as in ld's PLT
         expression (`rip & 15`): then P consecutive PCs show every value it takes."""

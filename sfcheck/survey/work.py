@@ -29,6 +29,7 @@ from ..inputs.spill import SpillDir
 from ..profiles import LISTED, PROFILES, Profile, flag_names
 from ..result import FileResult, Finding, Severity, Skipped
 from ..rules.registry import RULES
+from ..walk.section import no_gc
 from .elffacts import elf_facts
 
 UNREADABLE = "input-unreadable"  # the rule a package or member that cannot be read counts as
@@ -150,6 +151,16 @@ def file_record(member: str, image: bytes | mmap.mmap,
                 profiles: tuple[str, ...] = CONSUMERS) -> dict[str, Any]:
     """One ELF image's record: SFrame figures, producer, strict findings per (rule,
     severity) and the consumer profiles that refuse it."""
+    # The checks allocate by the thousand and keep few objects: the collections those
+    # allocations trigger found nothing to free but took ~5 % of a survey's CPU. The
+    # cycles one file leaves (its loaded headers, a few dozen objects) wait for the next
+    # collection after it.
+    with no_gc():
+        return _file_record(member, image, profiles)
+
+
+def _file_record(member: str, image: bytes | mmap.mmap,
+                 profiles: tuple[str, ...]) -> dict[str, Any]:
     rec = _blank(member)
     facts = elf_facts(image if isinstance(image, bytes) else memoryview(image))
     rec["eh_frame_bytes"], rec["producer"] = facts.eh_frame_bytes, facts.producer

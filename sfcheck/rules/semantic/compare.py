@@ -123,12 +123,19 @@ def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
         if period is None:
             period = memo[id(cfa)] = cfa.period(pc_reg) or 0
         if period:  # the value depends on pc & (period - 1) only
-            key = (id(cfa), pc & (period - 1))
-            value = memo.get(key)
-            if value is None:
-                value = memo[key] = cfa.at(pc, pc_reg)
-            return value, row
-        return cfa.at(pc, pc_reg), row
+            key: tuple = (id(cfa), pc & (period - 1))
+        else:
+            # (not the period's entry: _windows reads that one to choose the PCs it compares)
+            free = memo.get((id(cfa), "pc-free"))
+            if free is None:
+                free = memo[(id(cfa), "pc-free")] = not cfa.reads_pc(pc_reg)
+            if not free:
+                return cfa.at(pc, pc_reg), row
+            key = (id(cfa), None)  # read at no PC: one value for all
+        value = memo.get(key)
+        if value is None:
+            value = memo[key] = cfa.at(pc, pc_reg)
+        return value, row
     return cfa, row
 
 
