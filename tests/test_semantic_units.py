@@ -180,3 +180,19 @@ def test_large_plt_is_compared_in_full_and_wrong_rows_caught() -> None:
     got = run(plt_sframe(10, entries), eh)
     assert rule_set(got) == {"semantic-cfa-mismatch"}
     assert "first [0x100a, 0x100b): SFrame rsp+16, .eh_frame rsp+8" in got[0].message
+
+
+def test_mismatch_counts_runs_of_adjacent_intervals_once() -> None:
+    """A range is a run of adjacent intervals with the same two rules, wherever it lies:
+    the third run here once counted once per interval (4 ranges where 3 are)."""
+    from sfcheck.format.fre_rules import RegRule
+    from sfcheck.rules.semantic.catalog import Mismatch
+
+    a, b, c = RegRule(7, 8, False), RegRule(6, 16, False), RegRule(7, 16, False)
+    m = Mismatch("CFA", 0, 0x100, (0x100, 0x104), 0, a, c, 1, 4)
+    m.add(0x104, 0x108, a, c)  # the first run goes on
+    m.add(0x110, 0x114, a, c)  # a gap: a second run
+    m.add(0x114, 0x118, b, c)  # adjacent, other rules: a third
+    m.add(0x118, 0x11c, b, c)  # which goes on
+    m.add(0x11c, 0x120, b, c)
+    assert (m.first, m.ranges, m.nbytes) == ((0x100, 0x108), 3, 0x18)

@@ -84,7 +84,8 @@ TRUNCATED = rule(
 class Mismatch:
     """Where SFrame and .eh_frame disagree on one thing (CFA, RA or FP) in one FDE."""
 
-    __slots__ = ("kind", "fde", "func", "first", "fre", "sframe", "eh", "ranges", "nbytes")
+    __slots__ = ("kind", "fde", "func", "first", "fre", "sframe", "eh", "ranges", "nbytes",
+                 "last")
 
     def __init__(self, kind: str, fde: int, func: int, first: tuple[int, int],
                  fre: int | None, sframe: object, eh: object, ranges: int = 1,
@@ -94,6 +95,21 @@ class Mismatch:
         self.first = first  # [pc, end) of the first differing range
         self.fre, self.sframe, self.eh = fre, sframe, eh
         self.ranges, self.nbytes = ranges, nbytes
+        # (end, SFrame rule, .eh_frame rule) of the latest range: a next interval that
+        # starts at its end with the same rules extends it instead of counting anew
+        self.last: tuple[int, object, object] = (first[1], sframe, eh)
+
+    def add(self, p: int, q: int, sframe: object, eh: object) -> None:
+        """One more differing interval [p, q), compared after the ones before it: a range
+        is a run of adjacent intervals with the same two rules."""
+        end, last_s, last_e = self.last
+        if end == p and last_s == sframe and last_e == eh:
+            if self.ranges == 1:
+                self.first = (self.first[0], q)
+        else:
+            self.ranges += 1
+        self.last = (q, sframe, eh)
+        self.nbytes += q - p
 
 
 

@@ -287,8 +287,4 @@ def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts:
         if m is None:
             out[kind] = Mismatch(kind, i, start, (p, q), srow.fre, s_rule, e_rule, 1, q - p)
         else:
-            if m.first[1] == p and (m.sframe, m.eh) == (s_rule, e_rule) and m.ranges == 1:
-                m.first = (m.first[0], q)
-            else:
-                m.ranges += 1
-            m.nbytes += q - p
+            m.add(p, q, s_rule, e_rule)
