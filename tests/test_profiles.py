@@ -476,3 +476,35 @@ def test_flex_registers_the_dumper_names() -> None:
     # RA padding (word 2 is 0) moves FP's control word to 3
     assert _flex_registers(make_fre(0, [reg, 8, 0, reg, 16])) == ["CFA", "FP"]
     assert _flex_registers(make_fre(0, [2, 8, 2, -8, reg, 0])) == ["FP"]
+
+
+def _flex_dump_findings(data: bytes, profile: str) -> list[tuple]:
+    return [(f.rule, f.message, f.location.fde, f.location.fre, f.location.offset)
+            for f in findings(data, profile)
+            if f.rule in (K.READER_FLEX_ONE_WORD.id, K.READER_FLEX_ABI.id)]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.one_of(mutated_sections(), sections(versions=(3,)).map(encode)),
+       abi=st.sampled_from([None, 0x7F]), profile=st.sampled_from(["libsframe-2.46",
+                                                                   "libsframe-2.40"]))
+def test_flex_dump_prefilter_changes_nothing(data: bytes, abi: int | None,
+                                             profile: str) -> None:
+    """_any_flex only skips _check_flex_dump's walk where that walk reports nothing: the
+    findings are the walk's own, on valid and damaged sections, known and unknown ABIs."""
+    from unittest import mock
+
+    if abi is not None and len(data) > 4:
+        data = data[:4] + bytes([abi]) + data[5:]  # sfh_abi_arch
+    got = _flex_dump_findings(data, profile)
+    with mock.patch.object(K, "_any_flex", lambda _data, _h: True):
+        assert got == _flex_dump_findings(data, profile)
+
+
+def test_flex_dump_prefilter_sees_a_flex_fde_after_default_ones() -> None:
+    """The FLEX FDE is the last: the prefilter reads every FDE record to find it."""
+    flex = FDE(start=0x300, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+               fres=(make_fre(0, [(7 << 3) | 1]),), info2=C.FDE_TYPE_FLEX)
+    data = encode(section(3, fdes_amd64() + [flex]))
+    assert [(r, fde, fre) for r, _m, fde, fre, _o in
+            _flex_dump_findings(data, "libsframe-2.46")] == [(K.READER_FLEX_ONE_WORD.id, 2, 0)]

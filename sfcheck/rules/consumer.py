@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..elf.model import ElfSFrameInfo
 from ..errors import DecodeError
 from ..format import constants
-from ..format.decode import Decoder
+from ..format.decode import Decoder, check_fde_array
 from ..format.model import FRE, Header
 from ..profiles import Profile, flag_names
 from ..walk.context import SectionContext
@@ -121,6 +121,8 @@ def _check_flex_dump(ctx: SectionContext, profile: Profile, h: Header) -> None:
     want = profile.consumer
     one_word = READER_FLEX_ONE_WORD.id in want
     unknown_abi = READER_FLEX_ABI.id in want and h.abi not in constants.ABI_NAMES
+    if not (one_word or unknown_abi) or not _any_flex(ctx.data, h):
+        return
     try:
         for i, fde in enumerate(Decoder(ctx.data, h).iter_fdes()):
             if not fde.flex(h.version):
@@ -142,6 +144,20 @@ def _check_flex_dump(ctx: SectionContext, profile: Profile, h: Header) -> None:
                     return
     except DecodeError:
         return  # the structural rules report where decoding stops
+
+
+def _any_flex(data: bytes, h: Header) -> bool:
+    """Whether an FDE record before the first one that fails to decode is FLEX, read
+    without the FREs: when none is, _check_flex_dump's full walk reports nothing (it stops
+    at the first decode error, and only FLEX FDEs report), so it is skipped."""
+    if h.version < constants.VERSION_3:
+        return False
+    try:
+        dec = Decoder(data, h)
+        check_fde_array(h, len(data))  # bounds the loop by the bytes, not by num_fdes
+        return any(dec.fde(i, with_fres=False).flex(h.version) for i in range(h.num_fdes))
+    except DecodeError:
+        return False
 
 
 def _check_offsets(ctx: SectionContext, profile: Profile, h: Header) -> None:
