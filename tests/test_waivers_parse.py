@@ -3,12 +3,19 @@ messages of a file that is not a waiver file, and findings of rules outside the 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from sfcheck.result import FileResult, Finding, Location, Severity
-from sfcheck.waivers import WaiverError, load_waivers, parse_waivers, waive_file
+from sfcheck.waivers import (
+    WaiverError,
+    apply_waivers,
+    load_waivers,
+    parse_waivers,
+    waive_file,
+)
 
 # a shared object inside a tar inside a .deb's data member: two ':' in the member path
 NESTED = FileResult("p.deb:data.tar.xz:./usr/share/inner.tar:./lib/x.so", package="p.deb",
@@ -88,3 +95,23 @@ def test_finding_of_a_rule_outside_the_catalogue_is_not_waived() -> None:
                 for rule in ("user-rule-x", "elf-not-sorted")]
     assert waive_file(FileResult("p"), findings, ws) == {1}
     assert [f.waived for f in findings] == [None, "r"]
+
+
+def test_scan_findings_meet_the_waivers_of_every_path() -> None:
+    """Findings about the scan as a whole sit at the empty path: "*" covers them, a
+    waiver naming files does not; a waiver used by a file stays used beside them."""
+    ws = parse_waivers(one_waiver("*") + one_waiver("lib/*") + one_waiver("x.so")
+                       + one_waiver("none/*"))
+    scan_finding = Finding("elf-not-sorted", Severity.ERROR, "m", Location("", ".sframe"))
+    res = FileResult("x.so", findings=[Finding("elf-not-sorted", Severity.ERROR, "m",
+                                               Location("x.so", ".sframe", pc=0x10))])
+    scan = [scan_finding]
+    unused = apply_waivers([res], ws, scan)
+    assert scan[0].waived == "r" and res.findings[0].waived == "r"
+    assert [w.index for w in unused] == [2, 3, 4]  # #1 covers both (first in file order)
+    # the file's finding alone: #1 again; the scan's alone: only "*" can match it
+    ws = parse_waivers(one_waiver("x.so") + one_waiver("*"))
+    res.findings[0] = dataclasses.replace(res.findings[0], waived=None)
+    scan = [scan_finding]
+    assert [w.index for w in apply_waivers([res], ws, scan)] == []
+    assert scan[0].waived == "r"
