@@ -59,7 +59,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/test_ehframe.py", "tests/test_semantic_bounds.py"]),
     "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
                                       "tests/test_unwind_props.py",
-                                      "tests/test_unwind_sigframe.py"]),
+                                      "tests/test_unwind_sigframe.py",
+                                      "tests/test_unwind_sigframe_regs.py"]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
