@@ -60,7 +60,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
                                       "tests/test_unwind_props.py",
                                       "tests/test_unwind_sigframe.py",
-                                      "tests/test_unwind_sigframe_regs.py"]),
+                                      "tests/test_unwind_sigframe_regs.py",
+                                      "tests/test_unwind_lazy_names.py"]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
