@@ -1,6 +1,7 @@
 """Mutation testing of sfcheck's modules with mutmut, in one command, within a time budget.
 
     python tests/mutation.py [--budget SECONDS] [--jobs N] [--examples N] [GROUP ...]
+    python tests/mutation.py --mutants NAME ... GROUP   # only these mutants
 
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
@@ -103,7 +104,7 @@ def _message_only(diff: str) -> bool:
 
 
 def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
-               examples: int) -> dict:
+               examples: int, only: list[str]) -> dict:
     modules, tests = GROUPS[name]
     shutil.rmtree(work / "mutants", ignore_errors=True)
     pyproject = work / "pyproject.toml"
@@ -116,8 +117,9 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
         # files; without cached bytecode every one compiles them again (decode.py alone
         # holds ~1100 mutant functions) and pytest rewrites every test file's asserts.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs)], cwd=work, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs), *only], cwd=work,
+                                env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         try:
             proc.wait(budget)
             finished = True
@@ -222,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=25,
                         help="most hypothesis examples per property test and mutant")
+    parser.add_argument("--mutants", nargs="+", default=[], metavar="NAME",
+                        help="run only these mutants of the GROUP (e.g. to check that new "
+                        "tests kill a run's survivors); the others count as not run")
     parser.add_argument("--collect", type=Path, metavar="TREE",
                         help="only report the one GROUP already run in TREE (a run stopped "
                         "before its report: the tree is left when the script is killed)")
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                        stdout=subprocess.DEVNULL, check=True)
         for name in args.groups or list(GROUPS):
             results[name] = _run_group(work, mutmut, name, args.budget, args.jobs,
-                                       args.examples)
+                                       args.examples, args.mutants)
             c = results[name]["counts"]
             killed, judged = _score(c)
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
