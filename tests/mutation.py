@@ -63,7 +63,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_unwind_sigframe.py",
                                       "tests/test_unwind_sigframe_regs.py",
                                       "tests/test_unwind_lazy_names.py",
-                                      "tests/test_unwind_memory.py"]),
+                                      "tests/test_unwind_memory.py",
+                                      "tests/test_unwind_stops.py"]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")

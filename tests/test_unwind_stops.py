@@ -1,0 +1,105 @@
+"""Why a walk stops, exactly: the reason, the message (it names the FDE and FRE), the PC,
+the section and the offset of the malformed data, for each way one step can fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.format import FDE, build_section, decode, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.unwind import Registers, SFrameTable, SparseMemory, Stop, StopReason, Unwinder
+
+from unwind_build import SECTION_VMA, Func, section_bytes, table
+
+PC, SP = 0x1010, 0x8000
+OUTER = Func(0x1040, 0x40, [make_fre(0, ())])  # RA undefined: the outermost frame
+
+
+def words(*pairs: tuple[int, int], order: str = "little") -> SparseMemory:
+    return SparseMemory({a: v.to_bytes(8, order) for a, v in pairs})  # type: ignore[arg-type]
+
+
+def walk(tab: SFrameTable, mem: SparseMemory, regs: Registers) -> tuple[list, Stop]:
+    frames, stop = Unwinder([tab], mem).unwind(regs)
+    return [(f.pc, f.sp, f.fp) for f in frames], stop
+
+
+def test_v1_fre_without_data_words_is_malformed_at_its_offset() -> None:
+    data = section_bytes(1, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, ())])],
+                         pcrel=False)
+    offset = decode(data).fdes[0].fres[0].offset
+    _, stop = walk(SFrameTable(data, vma=SECTION_VMA), SparseMemory(), Registers(PC, SP, 0))
+    assert stop == Stop(StopReason.MALFORMED,
+                        ".sframe: FDE[0].FRE[0] has no data words (no CFA rule)", PC, ".sframe",
+                        offset)
+    assert str(stop) == ("malformed data: .sframe: FDE[0].FRE[0] has no data words "
+                         "(no CFA rule)")
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_fre_without_data_words_is_the_outermost_frame(version: int) -> None:
+    tab = table(version, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, (16,))]), OUTER])
+    frames, stop = walk(tab, words((SP + 8, 0x1050)), Registers(PC, SP, 0))
+    assert frames == [(PC, SP, 0), (0x1050, SP + 16, 0)]
+    assert stop == Stop(StopReason.OUTERMOST, "FDE[1].FRE[0]: RA undefined", 0x1050, ".sframe")
+
+
+@pytest.mark.parametrize("fde_type", [2, 5, 31])  # the 5-bit field's values past FLEX
+def test_v3_unknown_fde_type_is_malformed_at_the_fde(fde_type: int) -> None:
+    fde = FDE(start=0x1000 - SECTION_VMA - C.HEADER_SIZE, size=0x40,
+              info=fde_info(0, False, 0, False), fres=(make_fre(0, (16,)),), rep_size=0,
+              info2=fde_type)
+    data = encode(build_section(3, C.ABI_AMD64_LE, [fde],
+                                flags=C.F_FDE_SORTED | C.F_FDE_FUNC_START_PCREL))
+    offset = decode(data).fdes[0].offset
+    _, stop = walk(SFrameTable(data, vma=SECTION_VMA), words((SP + 8, 0x1050)),
+                   Registers(PC, SP, 0))
+    assert stop == Stop(StopReason.MALFORMED, f".sframe: FDE[0] has unknown FDE type {fde_type}",
+                        PC, ".sframe", offset)
+
+
+@pytest.mark.parametrize("cfa,mem,stop", [
+    (0, words((SP - 8, PC)),
+     Stop(StopReason.CFA_NOT_UP, "FDE[0].FRE[0]: CFA 0x8000 is not above SP 0x8000", PC,
+          ".sframe")),
+    (12, SparseMemory(),
+     Stop(StopReason.MISALIGNED_CFA, "FDE[0].FRE[0]: CFA 0x800c is not 8-byte aligned", PC,
+          ".sframe")),
+    (16, SparseMemory(),
+     Stop(StopReason.UNREADABLE, "FDE[0].FRE[0]: cannot read the saved RA at 0x8008", PC,
+          ".sframe")),
+])
+def test_step_failures_name_the_fre(cfa: int, mem: SparseMemory, stop: Stop) -> None:
+    tab = table(3, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, (cfa,))])])
+    assert walk(tab, mem, Registers(PC, SP, 0))[1] == stop
+
+
+def test_saved_fp_unreadable() -> None:
+    tab = table(3, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, (16, -16))])])
+    _, stop = walk(tab, words((SP + 8, 0x1050)), Registers(PC, SP, 0))
+    assert stop == Stop(StopReason.UNREADABLE,
+                        "FDE[0].FRE[0]: cannot read the saved FP at 0x8000", PC, ".sframe")
+
+
+def test_fp_based_cfa_with_fp_equal_to_sp_walks() -> None:
+    """FP == SP (a frame that has pushed nothing below its FP yet) is not FP below SP."""
+    f0 = Func(0x1000, 0x40, [make_fre(0, (16, -16), base_sp=False)])
+    tab = table(3, C.ABI_AMD64_LE, [f0, OUTER])
+    frames, stop = walk(tab, words((SP + 8, 0x1050), (SP, 0x9000)), Registers(PC, SP, SP))
+    assert frames == [(PC, SP, SP), (0x1050, SP + 16, 0x9000)]
+    assert stop.reason is StopReason.OUTERMOST
+
+
+def test_s390x_caller_sp_is_cfa_minus_160() -> None:
+    """s390x: the CFA is the caller's SP + 160 (SFRAME_S390X_SP_VAL_OFFSET)."""
+    f0 = Func(0x1000, 0x40, [make_fre(0, (C.s390x_cfa_encode(192),))])  # RA still in r14
+    tab = table(3, C.ABI_S390X_BE, [f0, OUTER], fixed_ra=0)
+    frames, stop = walk(tab, SparseMemory(), Registers(PC, SP, 0, ra=0x1050))
+    assert frames == [(PC, SP, 0), (0x1050, SP + 192 - 160, 0)]
+    assert stop == Stop(StopReason.OUTERMOST, "FDE[1].FRE[0]: RA undefined", 0x1050, ".sframe")
+    # CFA = SP + 160: the caller's SP would equal this SP
+    f0 = Func(0x1000, 0x40, [make_fre(0, (C.s390x_cfa_encode(160),))])
+    tab = table(3, C.ABI_S390X_BE, [f0], fixed_ra=0)
+    _, stop = walk(tab, SparseMemory(), Registers(PC, SP, 0, ra=0x1020))
+    assert stop == Stop(StopReason.CFA_NOT_UP, "FDE[0].FRE[0]: the caller's SP "
+                        "(CFA 0x80a0 -160) is not above SP 0x8000", 0x1020, ".sframe")
