@@ -119,6 +119,11 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
         # files; without cached bytecode every one compiles them again (decode.py alone
         # holds ~1100 mutant functions) and pytest rewrites every test file's asserts.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # Tests that run `python -m sfcheck` in a child process (bounds, one-line errors)
+        # would import the installed sfcheck, never the mutant: the mutated tree comes first
+        # on their path, and MUTANT_UNDER_TEST, which mutmut sets, reaches them too.
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(work / "mutants"), env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs), *only], cwd=work,
                                 env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
