@@ -131,6 +131,10 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
         # Tests that run `python -m sfcheck` in a child process (bounds, one-line errors)
         # would import the installed sfcheck, never the mutant: the mutated tree comes first
         # on their path, and MUTANT_UNDER_TEST, which mutmut sets, reaches them too.
+        # The directory must exist before mutmut starts: a path entry that is missing at the
+        # first import is cached as having no finder, and mutmut's own sys.path entry for
+        # it would then be skipped too (the tests would import the installed sfcheck).
+        (work / "mutants").mkdir()
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(work / "mutants"), env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs), *only], cwd=work,
