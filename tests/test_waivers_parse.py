@@ -115,3 +115,34 @@ def test_scan_findings_meet_the_waivers_of_every_path() -> None:
     scan = [scan_finding]
     assert [w.index for w in apply_waivers([res], ws, scan)] == []
     assert scan[0].waived == "r"
+
+
+def test_group_waiver_covers_its_rules_only() -> None:
+    (w,) = parse_waivers("[[waiver]]\nrule = 'elf'\npath = '*'\nreason = 'r'\n")
+    assert [w.covers_rule(r) for r in ("elf", "elf-not-sorted", "elf-no-sframe",
+                                       "header-flags-required", "user-rule-x")] == [
+        True, True, True, False, False]
+
+
+def _waiver(rule: str, pc: int | None) -> str:
+    return one_waiver("*").replace("rule = 'elf-not-sorted'", f"rule = '{rule}'") + (
+        f"pc = {pc}\n" if pc is not None else "")
+
+
+# Waivers that cover one finding through different index keys (rule or group, pc or none),
+# in both file orders: the first in the file wins whichever key the index meets first.
+@pytest.mark.parametrize("first,second", [
+    (("elf-not-sorted", None), ("elf-not-sorted", 0x10)),
+    (("elf-not-sorted", 0x10), ("elf-not-sorted", None)),
+    (("elf", None), ("elf-not-sorted", None)),
+    (("elf-not-sorted", None), ("elf", None)),
+    (("elf", 0x10), ("elf-not-sorted", None)),
+    (("elf-not-sorted", 0x10), ("elf", None)),
+])
+def test_first_waiver_in_file_order_across_index_keys(first: tuple, second: tuple) -> None:
+    text = _waiver(*first) + _waiver(*second)
+    ws = [dataclasses.replace(w, reason=f"r{w.index}") for w in parse_waivers(text)]
+    findings = [Finding("elf-not-sorted", Severity.ERROR, "m", Location("p", ".sframe",
+                                                                       pc=0x10))]
+    assert waive_file(FileResult("p"), findings, ws) == {1}
+    assert findings[0].waived == "r1"
