@@ -103,3 +103,43 @@ def test_s390x_caller_sp_is_cfa_minus_160() -> None:
     _, stop = walk(tab, SparseMemory(), Registers(PC, SP, 0, ra=0x1020))
     assert stop == Stop(StopReason.CFA_NOT_UP, "FDE[0].FRE[0]: the caller's SP "
                         "(CFA 0x80a0 -160) is not above SP 0x8000", 0x1020, ".sframe")
+
+
+TRAMP = 0x5000  # outside every FDE: recognised by its bytes alone
+AMD64_TRAMP = bytes.fromhex("48c7c00f000000" "0f05")
+
+
+def _via_trampoline(saved_rsp: int | None) -> tuple[list, Stop]:
+    """A handler (CFA = SP + 8) returning into the trampoline; the kernel's frame above
+    holds `saved_rsp` (None: the frame is not readable)."""
+    tab = table(3, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, (8,))])])
+    mem = words((SP, TRAMP))
+    mem.add(TRAMP, AMD64_TRAMP)
+    if saved_rsp is not None:  # uc_mcontext 40 bytes into the ucontext: r8 ... rsp, rip
+        mem.add(SP + 8 + 40, b"".join(v.to_bytes(8, "little")
+                                      for v in [0] * 15 + [saved_rsp, 0x1234]))
+    frames, stop = Unwinder([tab], mem, abi=C.ABI_AMD64_LE).unwind(Registers(PC, SP, 0))
+    return [(f.pc, f.sp, f.signal) for f in frames], stop
+
+
+def test_signal_frame_unreadable() -> None:
+    frames, stop = _via_trampoline(None)
+    assert frames == [(PC, SP, False), (TRAMP, SP + 8, True)]
+    assert stop == Stop(StopReason.UNREADABLE, f"signal frame at {TRAMP:#x}: cannot read the "
+                        f"saved registers above SP {SP + 8:#x}", TRAMP, None)
+
+
+def test_signal_frame_must_move_up() -> None:
+    frames, stop = _via_trampoline(SP + 8)
+    assert frames == [(PC, SP, False), (TRAMP, SP + 8, True)]
+    assert stop == Stop(StopReason.CFA_NOT_UP, f"signal frame at {TRAMP:#x}: the interrupted "
+                        f"SP {SP + 8:#x} is not above SP {SP + 8:#x} (an alternate signal "
+                        "stack?)", TRAMP, None)
+    frames, stop = _via_trampoline(SP + 0x100)
+    assert frames[2:] == [(0x1234, SP + 0x100, False)]  # the interrupted PC, exact
+    assert stop == Stop(StopReason.NO_FDE, "0x1234 is in no SFrame section's text", 0x1234)
+    assert str(stop) == "no FDE for PC: 0x1234 is in no SFrame section's text"
+
+
+def test_stop_without_detail_prints_its_reason() -> None:
+    assert str(Stop(StopReason.FRAME_CAP, "", 0)) == "frame cap"
