@@ -7,9 +7,17 @@ import pytest
 
 from sfcheck.format import FDE, build_section, decode, encode, fde_info, make_fre
 from sfcheck.format import constants as C
-from sfcheck.unwind import Registers, SFrameTable, SparseMemory, Stop, StopReason, Unwinder
+from sfcheck.unwind import (
+    Frame,
+    Registers,
+    SFrameTable,
+    SparseMemory,
+    Stop,
+    StopReason,
+    Unwinder,
+)
 
-from unwind_build import SECTION_VMA, Func, section_bytes, table
+from unwind_build import SECTION_VMA, Func, chain, section_bytes, table
 
 PC, SP = 0x1010, 0x8000
 OUTER = Func(0x1040, 0x40, [make_fre(0, ())])  # RA undefined: the outermost frame
@@ -109,7 +117,7 @@ TRAMP = 0x5000  # outside every FDE: recognised by its bytes alone
 AMD64_TRAMP = bytes.fromhex("48c7c00f000000" "0f05")
 
 
-def _via_trampoline(saved_rsp: int | None) -> tuple[list, Stop]:
+def _via_trampoline(saved_rsp: int | None) -> tuple[list[Frame], Stop]:
     """A handler (CFA = SP + 8) returning into the trampoline; the kernel's frame above
     holds `saved_rsp` (None: the frame is not readable)."""
     tab = table(3, C.ABI_AMD64_LE, [Func(0x1000, 0x40, [make_fre(0, (8,))])])
@@ -118,28 +126,57 @@ def _via_trampoline(saved_rsp: int | None) -> tuple[list, Stop]:
     if saved_rsp is not None:  # uc_mcontext 40 bytes into the ucontext: r8 ... rsp, rip
         mem.add(SP + 8 + 40, b"".join(v.to_bytes(8, "little")
                                       for v in [0] * 15 + [saved_rsp, 0x1234]))
-    frames, stop = Unwinder([tab], mem, abi=C.ABI_AMD64_LE).unwind(Registers(PC, SP, 0))
-    return [(f.pc, f.sp, f.signal) for f in frames], stop
+    return Unwinder([tab], mem, abi=C.ABI_AMD64_LE).unwind(Registers(PC, SP, 0))
+
+
+HANDLER = Frame(0, PC, SP, 0, SP + 8, ".sframe", 0, 0, 0x1000)
 
 
 def test_signal_frame_unreadable() -> None:
     frames, stop = _via_trampoline(None)
-    assert frames == [(PC, SP, False), (TRAMP, SP + 8, True)]
+    assert frames == [HANDLER, Frame(1, TRAMP, SP + 8, 0, signal=True)]
     assert stop == Stop(StopReason.UNREADABLE, f"signal frame at {TRAMP:#x}: cannot read the "
                         f"saved registers above SP {SP + 8:#x}", TRAMP, None)
 
 
 def test_signal_frame_must_move_up() -> None:
     frames, stop = _via_trampoline(SP + 8)
-    assert frames == [(PC, SP, False), (TRAMP, SP + 8, True)]
+    assert frames == [HANDLER, Frame(1, TRAMP, SP + 8, 0, signal=True)]
     assert stop == Stop(StopReason.CFA_NOT_UP, f"signal frame at {TRAMP:#x}: the interrupted "
                         f"SP {SP + 8:#x} is not above SP {SP + 8:#x} (an alternate signal "
                         "stack?)", TRAMP, None)
     frames, stop = _via_trampoline(SP + 0x100)
-    assert frames[2:] == [(0x1234, SP + 0x100, False)]  # the interrupted PC, exact
+    assert frames == [HANDLER, Frame(1, TRAMP, SP + 8, 0, cfa=SP + 0x100, signal=True),
+                      Frame(2, 0x1234, SP + 0x100, 0)]  # the interrupted PC, exact
     assert stop == Stop(StopReason.NO_FDE, "0x1234 is in no SFrame section's text", 0x1234)
     assert str(stop) == "no FDE for PC: 0x1234 is in no SFrame section's text"
 
 
 def test_stop_without_detail_prints_its_reason() -> None:
     assert str(Stop(StopReason.FRAME_CAP, "", 0)) == "frame cap"
+
+
+def test_every_frame_field_of_a_walk() -> None:
+    """Frames compared whole: index, PC, SP, FP, CFA, section, FDE, FRE, function start;
+    the caller is looked up at RA - 1, the last frame is one the walk stopped in."""
+    f0 = Func(0x1000, 0x40, [make_fre(0, (16,)), make_fre(0x10, (32, -16))])
+    f1 = Func(0x1040, 0x40, [make_fre(0x8, (16,))])  # nothing for its first 8 bytes
+    tab = SFrameTable(section_bytes(3, C.ABI_AMD64_LE, [f0, f1]), vma=SECTION_VMA,
+                      name=".sframe.t")
+    mem = words((SP + 24, 0x1041), (SP + 16, 0x9000))  # RA and FP saved by f0
+    frames, stop = Unwinder([tab], mem, max_frames=8).unwind(Registers(PC + 0x8, SP, 0x8800))
+    assert frames == [
+        Frame(0, PC + 0x8, SP, 0x8800, SP + 32, ".sframe.t", 0, 1, 0x1000),
+        # RA 0x1041: looked up at 0x1040, before f1's first FRE
+        Frame(1, 0x1041, SP + 32, 0x9000, None, ".sframe.t", 1)]
+    assert stop == Stop(StopReason.NO_FRE, ".sframe.t: FDE[1]'s first FRE starts at 0x8, "
+                        "after PC offset 0x0", 0x1041, ".sframe.t")
+
+
+def test_frame_cap_stop() -> None:
+    tab, mem, regs, expected = chain(5)
+    frames, stop = Unwinder([tab], mem, max_frames=3).unwind(regs)
+    assert [f.index for f in frames] == [0, 1, 2]
+    assert stop == Stop(StopReason.FRAME_CAP, "stopped after 3 frames", expected[3][0])
+    with pytest.raises(ValueError, match="^max_frames must be at least 1$"):
+        Unwinder([tab], mem, max_frames=0)
