@@ -36,7 +36,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                          "tests/test_gate_edges.py"]),
     "inputs": (["sfcheck/inputs/*"], ["tests/test_inputs.py", "tests/test_gate_edges.py",
                                       "tests/test_elf_packages.py", "tests/test_tar_headers.py",
-                                      "tests/test_tmpdir.py"]),
+                                      "tests/test_tmpdir.py", "tests/test_inputs_lazy_names.py"]),
     "format": (["sfcheck/format/*"], ["tests/test_format_units.py", "tests/test_format_props.py",
                                       "tests/test_fde_table.py", "tests/test_layout_blocks.py",
                                       "tests/test_fre_blocks_nexts.py", "tests/test_fre_info.py",
