@@ -1,7 +1,7 @@
 """Mutation testing of sfcheck's modules with mutmut, in one command, within a time budget.
 
     python tests/mutation.py [--budget SECONDS] [--jobs N] [--examples N] [GROUP ...]
-    python tests/mutation.py --mutants NAME ... GROUP   # only these mutants
+    python tests/mutation.py GROUP --mutants NAME ...   # only these mutants
 
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
@@ -239,8 +239,9 @@ def _head() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("groups", nargs="*", choices=list(GROUPS), default=[],
-                        help="groups to run (default: all)")
+    # no `choices`: argparse (3.11) rejects the empty default of nargs="*" against them
+    parser.add_argument("groups", nargs="*", metavar="GROUP", default=[],
+                        help=f"groups to run (default: all): {', '.join(GROUPS)}")
     parser.add_argument("--budget", type=float, default=600, help="seconds per group")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=25,
@@ -254,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path,
                         default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
     args = parser.parse_args(argv)
+    unknown = [g for g in args.groups if g not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group {', '.join(unknown)} (groups: {', '.join(GROUPS)})")
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
     if mutmut is None:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
