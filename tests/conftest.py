@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from helpers import ROOT, in_checkout, installed_run
 
@@ -49,8 +49,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         test = getattr(item, "obj", None)
         # where @given keeps the settings it reads at each call (hypothesis >= 6.100)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
-        if own is not None and own.max_examples > _EXAMPLES_CAP:
-            test._hypothesis_internal_use_settings = settings(own, max_examples=_EXAMPLES_CAP)
+        if own is not None:
+            # no shrinking either: a failing example kills the mutant as it stands
+            test._hypothesis_internal_use_settings = settings(
+                own, max_examples=min(own.max_examples, _EXAMPLES_CAP),
+                phases=[p for p in own.phases if p not in (Phase.shrink, Phase.explain)])
 
 if installed_run():
     # Imported now, before any harness module appends the checkout to sys.path: every

@@ -1,6 +1,7 @@
 """Mutation testing of sfcheck's modules with mutmut, in one command, within a time budget.
 
     python tests/mutation.py [--budget SECONDS] [--jobs N] [--examples N] [GROUP ...]
+    python tests/mutation.py GROUP --mutants NAME ...   # only these mutants
 
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
@@ -31,9 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # group -> (modules to mutate, test files that cover them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
-    "waivers": (["sfcheck/waivers.py"], ["tests/test_waivers.py", "tests/test_gate_edges.py"]),
+    "waivers": (["sfcheck/waivers.py"], ["tests/test_waivers.py", "tests/test_waivers_parse.py",
+                                         "tests/test_gate_edges.py"]),
     "inputs": (["sfcheck/inputs/*"], ["tests/test_inputs.py", "tests/test_gate_edges.py",
-                                      "tests/test_elf_packages.py"]),
+                                      "tests/test_elf_packages.py", "tests/test_tar_headers.py",
+                                      "tests/test_tmpdir.py", "tests/test_inputs_lazy_names.py"]),
     "format": (["sfcheck/format/*"], ["tests/test_format_units.py", "tests/test_format_props.py",
                                       "tests/test_fde_table.py", "tests/test_layout_blocks.py",
                                       "tests/test_fre_blocks_nexts.py", "tests/test_fre_info.py",
@@ -56,9 +59,22 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "sfcheck/dwarf/cursor.py"],
                 ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
                  "tests/test_ehframe.py", "tests/test_semantic_bounds.py"]),
-    "unwind": (["sfcheck/unwind/*"], ["tests/test_unwind_semantics.py",
-                                      "tests/test_unwind_props.py",
-                                      "tests/test_unwind_sigframe.py"]),
+    # the walk on hand-built tables and stacks; core files, modules and sysroots apart: their
+    # tests build programs and cores (about a minute for the files, per surviving mutant)
+    "unwind": (["sfcheck/unwind/__init__.py", "sfcheck/unwind/abi.py",
+                "sfcheck/unwind/memory.py", "sfcheck/unwind/sigframe.py",
+                "sfcheck/unwind/table.py", "sfcheck/unwind/unwinder.py"],
+               ["tests/test_unwind_semantics.py",
+                "tests/test_unwind_props.py",
+                "tests/test_unwind_sigframe.py",
+                "tests/test_unwind_sigframe_regs.py",
+                "tests/test_unwind_lazy_names.py",
+                "tests/test_unwind_memory.py",
+                "tests/test_unwind_stops.py",
+                "tests/test_unwind_table.py"]),
+    "unwind-core": (["sfcheck/unwind/core.py", "sfcheck/unwind/modules.py",
+                     "sfcheck/unwind/notes.py", "sfcheck/unwind/sysroot.py"],
+                    ["tests/test_unwind_cores.py", "tests/test_unwind_changed.py"]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
@@ -100,7 +116,7 @@ def _message_only(diff: str) -> bool:
 
 
 def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
-               examples: int) -> dict:
+               examples: int, only: list[str]) -> dict:
     modules, tests = GROUPS[name]
     shutil.rmtree(work / "mutants", ignore_errors=True)
     pyproject = work / "pyproject.toml"
@@ -109,8 +125,22 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
     start = time.monotonic()
     with open(work / f"mutmut-{name}.log", "wb") as log:
         env = dict(os.environ, SFCHECK_MUTATION_EXAMPLES=str(examples))
-        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs)], cwd=work, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # Each mutant runs in a fresh fork that imports the mutated modules and the test
+        # files; without cached bytecode every one compiles them again (decode.py alone
+        # holds ~1100 mutant functions) and pytest rewrites every test file's asserts.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # Tests that run `python -m sfcheck` in a child process (bounds, one-line errors)
+        # would import the installed sfcheck, never the mutant: the mutated tree comes first
+        # on their path, and MUTANT_UNDER_TEST, which mutmut sets, reaches them too.
+        # The directory must exist before mutmut starts: a path entry that is missing at the
+        # first import is cached as having no finder, and mutmut's own sys.path entry for
+        # it would then be skipped too (the tests would import the installed sfcheck).
+        (work / "mutants").mkdir()
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(work / "mutants"), env.get("PYTHONPATH")) if p)
+        proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs), *only], cwd=work,
+                                env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         try:
             proc.wait(budget)
             finished = True
@@ -209,18 +239,25 @@ def _head() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("groups", nargs="*", choices=list(GROUPS), default=[],
-                        help="groups to run (default: all)")
+    # no `choices`: argparse (3.11) rejects the empty default of nargs="*" against them
+    parser.add_argument("groups", nargs="*", metavar="GROUP", default=[],
+                        help=f"groups to run (default: all): {', '.join(GROUPS)}")
     parser.add_argument("--budget", type=float, default=600, help="seconds per group")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=25,
                         help="most hypothesis examples per property test and mutant")
+    parser.add_argument("--mutants", nargs="+", default=[], metavar="NAME",
+                        help="run only these mutants of the GROUP (e.g. to check that new "
+                        "tests kill a run's survivors); the others count as not run")
     parser.add_argument("--collect", type=Path, metavar="TREE",
                         help="only report the one GROUP already run in TREE (a run stopped "
                         "before its report: the tree is left when the script is killed)")
     parser.add_argument("-o", "--output", type=Path,
                         default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
     args = parser.parse_args(argv)
+    unknown = [g for g in args.groups if g not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group {', '.join(unknown)} (groups: {', '.join(GROUPS)})")
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
     if mutmut is None:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
@@ -239,9 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "x", "-C", str(work)], input=archive, check=True)
+        # the C walk is gitignored; tests/test_walk_paths.py fails without it where it can
+        # be built, and mutmut copies the built module into its mutants/ tree
+        subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=work,
+                       stdout=subprocess.DEVNULL, check=True)
         for name in args.groups or list(GROUPS):
             results[name] = _run_group(work, mutmut, name, args.budget, args.jobs,
-                                       args.examples)
+                                       args.examples, args.mutants)
             c = results[name]["counts"]
             killed, judged = _score(c)
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",
