@@ -360,13 +360,9 @@ def test_v3_memo_raises_a_kept_fault_again(second: int):
     assert outs == [v3series.lookup(data, sec, pc + k) for k in (0, 8, 0)]
 
 
-@given(st.one_of(st.builds(encode, sections(versions=(3,))), v3_mutated()), st.booleans(),
-       st.booleans())
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-def test_v3_memoised_walk_verdicts_equal_the_reference(data: bytes, two_ranges: bool,
-                                                       validate: bool):
-    # run_v3 skips _v3_walk for a rule triple it already passed; reference=True walks every
-    # row. Same Disagreements, same order, on valid and damaged sections.
+def _assert_run_v3_equals_reference(data: bytes, two_ranges: bool, validate: bool) -> None:
+    """run_v3's derived paths give reference=True's Disagreements in its order, over the
+    whole address space or two text ranges split at the middle probe."""
     texts: list[tuple[int, int]] = []
     if two_ranges:
         pcs = sorted(p.pc for p in compare.probe_pcs(compare.SFrameTable(data, vma=VMA)))
@@ -375,6 +371,16 @@ def test_v3_memoised_walk_verdicts_equal_the_reference(data: bytes, two_ranges: 
             texts = [(0, mid), (mid, compare.MASK64)]
     fast = list(compare.run_v3(data, VMA, texts, validate))
     assert fast == list(compare.run_v3(data, VMA, texts, validate, reference=True))
+
+
+@given(st.one_of(st.builds(encode, sections(versions=(3,))), v3_mutated()), st.booleans(),
+       st.booleans())
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v3_memoised_walk_verdicts_equal_the_reference(data: bytes, two_ranges: bool,
+                                                       validate: bool):
+    # run_v3 skips _v3_walk for a rule triple it already passed; reference=True walks every
+    # row. Same Disagreements, same order, on valid and damaged sections.
+    _assert_run_v3_equals_reference(data, two_ranges, validate)
 
 
 def test_v3_memoised_walk_reports_every_row_it_stops_at() -> None:
@@ -440,14 +446,7 @@ def v3_functions(draw: st.DrawFn) -> bytes:
 def test_v3_once_per_fde_equals_the_reference(data: bytes, two_ranges: bool, validate: bool):
     # run_v3 chooses the row once per FDE where the model and the reference read the FDE
     # alike, and goes per PC elsewhere: the same Disagreements as reference=True, in order.
-    texts: list[tuple[int, int]] = []
-    if two_ranges:
-        pcs = sorted(p.pc for p in compare.probe_pcs(compare.SFrameTable(data, vma=VMA)))
-        if pcs:
-            mid = pcs[len(pcs) // 2]
-            texts = [(0, mid), (mid, compare.MASK64)]
-    fast = list(compare.run_v3(data, VMA, texts, validate))
-    assert fast == list(compare.run_v3(data, VMA, texts, validate, reference=True))
+    _assert_run_v3_equals_reference(data, two_ranges, validate)
 
 
 def test_v3_once_per_fde_reports_what_the_reference_reports() -> None:
