@@ -237,7 +237,7 @@ def _head() -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     # no `choices`: argparse (3.11) rejects the empty default of nargs="*" against them
     parser.add_argument("groups", nargs="*", metavar="GROUP", default=[],
@@ -258,6 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
         parser.error(f"unknown group {', '.join(unknown)} (groups: {', '.join(GROUPS)})")
+    if args.mutants and len(args.groups) != 1:
+        # `--mutants A B GROUP` reads GROUP as a mutant name: every group would run with none
+        parser.error("--mutants needs exactly one GROUP, written before it: "
+                     "mutation.py GROUP --mutants NAME ...")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
     if mutmut is None:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)

@@ -88,8 +88,8 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
                     if b + fre.start < size:
                         out.append(((s + b + fre.start) & MASK64, "row"))
         else:
-            out += [((s + f) & MASK64, "row") for f in
-                    [fre.start for fre in fde.fres[:MAX_FRE_PROBES]] if f < size]
+            out += [((s + fre.start) & MASK64, "row") for fre in fde.fres[:MAX_FRE_PROBES]
+                    if fre.start < size]
         if size:
             out.append(((s + size - 1) & MASK64, "last byte"))
             out.append(((s + size) & MASK64, "gap"))
@@ -381,8 +381,9 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
         i = bisect_right(addrs, pc) - 1
         if i < 0:
             continue  # no-fde in the reference, -EINVAL in the model
-        span = same[i] if i in same else same.setdefault(i, _same_rows(table, memo, i,
-                                                                         ends[i]))
+        if i not in same:
+            same[i] = _same_rows(table, memo, i, ends[i])
+        span = same[i]
         if span is not None:
             start, end, starts, keys = span
             if pc >= end:

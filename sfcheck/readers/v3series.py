@@ -392,7 +392,6 @@ class Memo:
         return rules
 
 
-
 # (byte order, data-word width in bytes, count) -> the signed words' Struct
 _WORDS = {(order, width, n): struct.Struct(("<" if order == "little" else ">")
                                            + {1: "b", 2: "h", 4: "i"}[width] * n)
