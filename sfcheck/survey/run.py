@@ -25,6 +25,7 @@ from .work import CONSUMERS, file_digest, ruleset_digest, survey_package
 
 Task = tuple[str, str | None, Limits, tuple[str, ...]]  # path, digest, limits, profiles
 _LINK_BATCH = 500  # cached packages linked per transaction
+_CHUNK = 8  # packages per pool task at most
 
 
 class Summary(Record):
@@ -116,27 +117,40 @@ def _pool_init(parent: int) -> None:
     die_with_parent(parent)
 
 
+def survey_chunk(tasks: list[tuple[int, Task]]) -> list[tuple[int, dict[str, Any]]]:
+    """A pool worker's unit: several packages per round trip (a package's check is a few
+    milliseconds; one submit, pickle and wake-up per package cost the pool ~10 % more CPU
+    than the same checks inline)."""
+    return [(k, survey_package(*task)) for k, task in tasks]
+
+
+def chunk_size(left: int, jobs: int) -> int:
+    """Packages per pool task: up to _CHUNK, but small enough near the end that every
+    worker still has ~4 tasks to take (no worker idles while another holds a long chunk)."""
+    return max(1, min(_CHUNK, left // (4 * jobs)))
+
+
 def _run_pool(tasks: list[Task], jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     from ..scan import stop_workers
 
     pool = ProcessPoolExecutor(jobs, initializer=_pool_init, initargs=(os.getpid(),))
-    futures: dict[Future[dict[str, Any]], int] = {}
-    it = iter(enumerate(tasks))
+    futures: set[Future[list[tuple[int, dict[str, Any]]]]] = set()
+    at = 0
     clean = False
     try:
         while True:
-            while len(futures) < 4 * jobs:  # bounded work in flight
-                nxt = next(it, None)
-                if nxt is None:
-                    break
-                futures[pool.submit(survey_package, *nxt[1])] = nxt[0]
+            while len(futures) < 2 * jobs and at < len(tasks):  # bounded work in flight
+                n = chunk_size(len(tasks) - at, jobs)
+                futures.add(pool.submit(survey_chunk, list(enumerate(tasks[at:at + n], at))))
+                at += n
             if not futures:
                 break
             done, _ = wait(futures, return_when=FIRST_COMPLETED)
             for fut in done:
-                yield futures.pop(fut), fut.result()
+                futures.discard(fut)
+                yield from fut.result()
         clean = True
     finally:
         if clean:
