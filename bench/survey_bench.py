@@ -23,6 +23,10 @@ or by the system binutils (2.40 on Debian 12: SFrame v1) when it is missing. The
 
 and prints (and with --out writes as Markdown) packages/s per core and the ratios the
 issue sets as targets. Wall time: survey runs are whole `sfcheck survey` processes.
+With --rounds R (default 3) the five runs are repeated R times in turn (fresh databases
+each round); the table gives each run's median, and each ratio is the median of the
+rounds' ratios with their range: one run of the same code moves by 10 % between minutes
+on a shared machine, more than some of the margins measured.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from sfcheck.survey.debrepo import Pkg, write_repo
@@ -113,7 +120,8 @@ def build_repo(root: Path, n: int, objects: list[bytes]) -> None:
     write_repo(str(root), {"stable": pkgs})
 
 
-CPU: dict[str, float] = {}  # run name -> CPU seconds of the processes it started
+CPU: dict[str, list[float]] = defaultdict(list)  # run -> CPU s of the processes it started
+WALL: dict[str, list[float]] = defaultdict(list)  # run -> wall seconds, one per round
 
 
 def _children_cpu() -> float:
@@ -121,15 +129,16 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def timed(cmd: list[str], name: str = "") -> float:
-    """Wall seconds of `cmd`; its CPU seconds (with its worker processes) go to CPU[name]."""
+def timed(cmd: list[str], name: str) -> None:
+    """Run `cmd`: its wall seconds go to WALL[name], its CPU seconds (with its worker
+    processes) to CPU[name]."""
     c, t = _children_cpu(), time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    CPU[name or cmd[-1]] = _children_cpu() - c
-    return time.perf_counter() - t
+    WALL[name].append(time.perf_counter() - t)
+    CPU[name].append(_children_cpu() - c)
 
 
-def pipeline(debs: list[Path], tmp: Path, readelf: list[str]) -> float:
+def pipeline(debs: list[Path], tmp: Path, readelf: list[str]) -> None:
     c, t = _children_cpu(), time.perf_counter()
     for deb in debs:
         d = tempfile.mkdtemp(dir=tmp)
@@ -143,8 +152,14 @@ def pipeline(debs: list[Path], tmp: Path, readelf: list[str]) -> float:
                 subprocess.run([*readelf, "--sframe", p], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         shutil.rmtree(d)
-    CPU["pipeline"] = _children_cpu() - c
-    return time.perf_counter() - t
+    WALL["pipeline"].append(time.perf_counter() - t)
+    CPU["pipeline"].append(_children_cpu() - c)
+
+
+def ratio(values: list[float]) -> str:
+    """The median of per-round ratios, with their range when there are several."""
+    med = f"{statistics.median(values):.2f}x"
+    return med if len(values) < 2 else f"{med} (rounds {min(values):.2f}-{max(values):.2f})"
 
 
 def _version(tool: list[str]) -> str:
@@ -160,6 +175,8 @@ def main() -> int:
     ap.add_argument("--packages", type=int, default=1000)
     ap.add_argument("--pipeline-sample", type=int, default=200)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="repeat the five runs this many times in turn (medians)")
     ap.add_argument("--corpus-only", action="store_true",
                     help="no compiled libraries (the smoke test: no gcc run)")
     ap.add_argument("--toolchains", type=Path,
@@ -179,28 +196,33 @@ def main() -> int:
         build_repo(tmp / "repo", args.packages, objects)
         built = time.perf_counter() - t0
         repo = str(tmp / "repo")
-        j1 = timed(sfcheck + ["--db", str(tmp / "j1.db"), "-j", "1", repo], "j1")
-        j2 = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "j2")
-        rerun = timed(sfcheck + ["--db", str(tmp / "j2.db"), "-j", "2", repo], "rerun")
-        # Every consumer profile without a reader model (sfcheck/readers/).
-        two = [a for p in ("glibc-2.42", "libsframe-2.46", "libsframe-2.40", "llvm-22")
-               for a in ("--profile", p)]
-        j1k = timed(sfcheck + ["--db", str(tmp / "j1k.db"), "-j", "1", *two, repo], "j1k")
         debs = sorted((tmp / "repo" / "pool").rglob("*.deb"))
         sample = debs[:: max(1, len(debs) // args.pipeline_sample)][:args.pipeline_sample]
-        pipe = pipeline(sample, tmp, readelf)
+        # Every consumer profile without a reader model (sfcheck/readers/).
+        four = [a for p in ("glibc-2.42", "libsframe-2.46", "libsframe-2.40", "llvm-22")
+                for a in ("--profile", p)]
+        for r in range(args.rounds):
+            db = str(tmp / f"r{r}-")
+            timed(sfcheck + ["--db", db + "j1.db", "-j", "1", repo], "j1")
+            timed(sfcheck + ["--db", db + "j2.db", "-j", "2", repo], "j2")
+            timed(sfcheck + ["--db", db + "j2.db", "-j", "2", repo], "rerun")
+            timed(sfcheck + ["--db", db + "j1k.db", "-j", "1", *four, repo], "j1k")
+            pipeline(sample, tmp, readelf)
     n = args.packages
     m = len(sample)
-    rows = [
-        ("survey -j 1", j1, n / j1, CPU["j1"], n / CPU["j1"]),
-        ("survey -j 2", j2, n / j2, CPU["j2"], n / CPU["j2"]),
-        ("rerun -j 2 (unchanged)", rerun, n / rerun, CPU["rerun"], n / CPU["rerun"]),
-        ("survey -j 1, 4 profiles (no reader model)", j1k, n / j1k, CPU["j1k"],
-         n / CPU["j1k"]),
-        (f"dpkg-deb -x + readelf --sframe ({m} packages)", pipe, m / pipe, CPU["pipeline"],
-         m / CPU["pipeline"]),
-    ]
-    speed = (n / CPU["j1"]) / (m / CPU["pipeline"])
+    med = {k: (statistics.median(WALL[k]), statistics.median(CPU[k])) for k in WALL}
+    rows = [(name, med[k][0], per / med[k][0], med[k][1], per / med[k][1])
+            for name, k, per in (
+                ("survey -j 1", "j1", n), ("survey -j 2", "j2", n),
+                ("rerun -j 2 (unchanged)", "rerun", n),
+                ("survey -j 1, 4 profiles (no reader model)", "j1k", n),
+                (f"dpkg-deb -x + readelf --sframe ({m} packages)", "pipeline", m))]
+    rounds = range(args.rounds)
+
+    def per_round(f: Callable[[int], float]) -> list[float]:
+        return [f(r) for r in rounds]
+
+    pipe_rate = per_round(lambda r: m / CPU["pipeline"][r])
     lines = [
         f"Repository: {n} packages, {len(objects)} distinct ELF images "
         f"({len(objects) - len(CORPUS_FILES)} compiled here by gcc, the rest from corpus/), "
@@ -211,24 +233,32 @@ def main() -> int:
         "Packages/s per core = packages / CPU seconds of every process the run started "
         "(sfcheck and its workers; dpkg-deb and readelf): what a free core would do, "
         "whatever else the machine runs.", "",
+        f"{args.rounds} round(s), the five runs in turn each round; medians over the rounds.",
+        "",
         "| run | wall s | packages/s (wall) | CPU s | packages/s per core |",
         "|---|---|---|---|---|",
         *[f"| {name} | {w:.2f} | {r:.1f} | {c:.2f} | {pc:.1f} |" for name, w, r, c, pc in rows],
         "",
-        f"- survey -j 1 vs pipeline, packages/s per core: {speed:.2f}x (target >= 1)",
-        f"- speed-up -j 1 -> -j 2, wall: {j1 / j2:.2f}x (target >= 1.8); CPU -j 2 / -j 1: "
-        f"{CPU['j2'] / CPU['j1']:.2f} (1.00 = no parallel overhead: 2x on 2 free cores)",
-        f"- rerun / first run (-j 2), wall: {100 * rerun / j2:.1f} % (target <= 5 %); CPU: "
-        f"{100 * CPU['rerun'] / CPU['j2']:.1f} %",
-        f"- 4 profiles (no reader model) -j 1 vs pipeline, per core: "
-        f"{(n / CPU['j1k']) / (m / CPU['pipeline']):.2f}x",
+        "- survey -j 1 vs pipeline, packages/s per core: "
+        f"{ratio(per_round(lambda r: n / CPU['j1'][r] / pipe_rate[r]))} (target >= 1)",
+        "- speed-up -j 1 -> -j 2, wall: "
+        f"{ratio(per_round(lambda r: WALL['j1'][r] / WALL['j2'][r]))} (target >= 1.8); "
+        f"CPU -j 2 / -j 1: {ratio(per_round(lambda r: CPU['j2'][r] / CPU['j1'][r]))} "
+        "(1.00 = no parallel overhead: 2x on 2 free cores)",
+        "- rerun / first run (-j 2), wall: "
+        f"{100 * statistics.median(per_round(lambda r: WALL['rerun'][r] / WALL['j2'][r])):.1f}"
+        " % (target <= 5 %); CPU: "
+        f"{100 * statistics.median(per_round(lambda r: CPU['rerun'][r] / CPU['j2'][r])):.1f} %",
+        "- 4 profiles (no reader model) -j 1 vs pipeline, per core: "
+        f"{ratio(per_round(lambda r: n / CPU['j1k'][r] / pipe_rate[r]))}",
         f"- load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
     ]
     text = "\n".join(lines)
     print(text)
     if args.out:
         args.out.write_text(f"# Survey benchmark\n\n`python bench/survey_bench.py "
-                            f"--packages {n} --pipeline-sample {args.pipeline_sample}`\n\n"
+                            f"--packages {n} --pipeline-sample {args.pipeline_sample} "
+                            f"--rounds {args.rounds}`\n\n"
                             + text + "\n")
     return 0
 
