@@ -269,3 +269,17 @@ def test_columns_pcs_honour_fdeoff_by_default() -> None:
     assert want[0] == 0x1000 + 0 + C.HEADER_SIZE + 4
     assert cols.pcs(h, 0x1000) == want
     assert cols.pcs(h, 0x1000, honour_fdeoff=False) == [w - 4 for w in want]
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_fre_past_a_cut_subsection(big: bool) -> None:
+    """Enough bytes for the FREs at their shortest (the count check passes), too few for
+    the second one's start address and info byte."""
+    data = _section(C.VERSION_2, (2,), big=big)
+    h = decode_header(data)
+    pos = h.fres_start + 4  # FRE 0: 1-byte start, info, two 1-byte words
+    with pytest.raises(DecodeError) as exc:
+        Decoder(data[:pos + 1]).fde(0)
+    assert _where(exc.value) == (
+        f"FDE[0]: FRE 1 at {pos:#x} runs past the FRE sub-section end {pos + 1:#x}", pos,
+        "FDE[0].FRE[1]", "fre_start_addr")
