@@ -149,11 +149,10 @@ def test_shapes_with_no_cache(no_struct_cache: None) -> None:
     assert encode_fre(fre, T4, "<") == struct.pack("<IBhh", 0x1234, fre.info, 16, -8)
 
 
-@pytest.mark.xfail(strict=True, reason="an FRE info value past a byte (>= 256) raises "
-                   "IndexError from the info table instead of EncodeError")
-def test_info_past_a_byte_is_refused(no_struct_cache: None) -> None:
-    with pytest.raises(EncodeError):
-        encode_fre(FRE(0, 0x100, ()), T1, "<")
+@pytest.mark.parametrize("info", [0x100, -1])
+def test_info_past_a_byte_is_refused(no_struct_cache: None, info: int) -> None:
+    with pytest.raises(EncodeError, match=f"FRE info {info:#x} does not fit its byte"):
+        encode_fre(FRE(0, info, ()), T1, "<")
 
 
 def _fde(**kw: int) -> FDE:

@@ -40,8 +40,9 @@ def _fre_struct(order: str, fre_type: int, info: int, nwords: int) -> struct.Str
     key = (order, fre_type, info, nwords)
     got = _FRE_STRUCTS.get(key, False)
     if got is False:
-        asz, fi = C.FRE_ADDR_SIZE.get(fre_type), INFO[info]
-        if asz is None or not fi.valid or fi.count != nwords:
+        asz = C.FRE_ADDR_SIZE.get(fre_type)
+        fi = INFO[info] if 0 <= info < len(INFO) else None  # info past a byte: refused
+        if asz is None or fi is None or not fi.valid or fi.count != nwords:
             got = None
         else:
             w = fi.word_size
@@ -75,6 +76,8 @@ def _encode_fre_checked(fre: FRE, fre_type: int, order: str, what: str) -> bytes
     asz = C.FRE_ADDR_SIZE.get(fre_type)
     if asz is None:
         raise EncodeError(f"{what}: FRE type {fre_type} has no start-address size")
+    if not 0 <= fre.info <= 0xFF:
+        raise EncodeError(f"{what}: FRE info {fre.info:#x} does not fit its byte")
     if fre.size_code == 3:
         raise EncodeError(f"{what}: data-word size code 3 cannot be encoded")
     if fre.count != len(fre.words):
