@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from operator import add, lt
 from typing import NamedTuple
@@ -116,7 +117,8 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
         pc = (lowest - 1) & MASK64
         if get(pc) in _WEAK:
             where[pc] = "below"
-    return list(map(Probe._make, where.items()))
+    # tuple.__new__ straight from C: Probe._make and Probe() each run a Python frame per PC
+    return list(map(partial(tuple.__new__, Probe), where.items()))
 
 
 def _reference_rules(table: SFrameTable, row: Row) -> tuple[RegRule, RegRule | None,
@@ -441,10 +443,11 @@ def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int
     assert h is not None
     if not ref.fres or ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal):
         return None
-    got = memo.clean_from(i, ref)
+    starts = [f.start for f in ref.fres]
+    got = memo.clean_from(i, ref, starts)
     if got is None:
         return None
-    fde, starts, keys = got
-    if fde[0] + fde[1] != end or [f.start for f in ref.fres] != starts:
+    fde, mine, keys = got
+    if fde[0] + fde[1] != end or mine != starts:
         return None
     return fde[0], end, starts, keys

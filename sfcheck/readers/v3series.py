@@ -328,22 +328,23 @@ class Memo:
         starts, rows, fault = self._fres(i, fde)
         return None if fault is not None else (fde, starts, rows)
 
-    def clean_from(self, i: int, ref: FDE) -> tuple[tuple[int, int, int, int, int, int, int],
-                                                    list[int], list[FreKey]] | None:
+    def clean_from(self, i: int, ref: FDE, starts: list[int]
+                   ) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
+                              list[FreKey]] | None:
         """clean(i), given `ref`: FDE `i` as format/decode.Decoder read it (with its FREs)
-        from the same bytes. Its decode succeeding means every read the model makes of the
-        record and its FREs is in bounds with the same values (the attribute record within
-        fre_len, FRE type <= 2, no size code 3, each FRE within fres_end: the registration
-        puts fres_end inside the section and auxhdr_len at 0), so where the function start
-        is in the text, the FDE is not PCMASK and every FRE start is at most the size and
-        after the previous one, the model reads what `ref` holds and the result is taken
-        from it (and kept, as clean() keeps its reads). Otherwise clean() reads."""
+        from the same bytes, and `starts`, its FRE starts. Its decode succeeding means
+        every read the model makes of the record and its FREs is in bounds with the same
+        values (the attribute record within fre_len, FRE type <= 2, no size code 3, each
+        FRE within fres_end: the registration puts fres_end inside the section and
+        auxhdr_len at 0), so where the function start is in the text, the FDE is not
+        PCMASK and every FRE start is at most the size and after the previous one, the
+        model reads what `ref` holds and the result is taken from it (and kept, as clean()
+        keeps its reads). Otherwise clean() reads."""
         addrs = self.addrs
         if addrs is None or i in self.fres or ref.info & 0x10:
             return self.clean(i)
         addr, size = addrs[i], ref.size
         lo, hi = self.sec.text
-        starts = [f.start for f in ref.fres]
         if not lo <= addr < hi or (starts and (starts[-1] > size or not all(
                 map(lt, starts, islice(starts, 1, None))))):
             return self.clean(i)
