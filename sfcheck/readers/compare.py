@@ -82,7 +82,7 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
     base = table.vma + table.bias
     for i in range(0, n, step):
         try:
-            fde = table.fde(i)
+            fde, fre_starts, _ = table.rows(i)
         except DecodeError:
             continue
         s = h.func_start(i, fde.start, base) & MASK64
@@ -92,18 +92,17 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
             where[s] = "start"
         size = fde.size
         rep = 16 if v1 else fde.rep_size
-        fres = fde.fres[:MAX_FRE_PROBES]
         if rep and fde.pcmask:
-            for fre in fres:
+            for fs in islice(fre_starts, MAX_FRE_PROBES):
                 for b in (0, rep):
-                    if b + fre.start < size:
-                        pc = (s + b + fre.start) & MASK64
+                    if b + fs < size:
+                        pc = (s + b + fs) & MASK64
                         if get(pc) in _WEAK:
                             where[pc] = "row"
         else:
-            for fre in fres:
-                if fre.start < size:
-                    pc = (s + fre.start) & MASK64
+            for fs in islice(fre_starts, MAX_FRE_PROBES):
+                if fs < size:
+                    pc = (s + fs) & MASK64
                     if get(pc) in _WEAK:
                         where[pc] = "row"
         if size:
@@ -436,15 +435,14 @@ def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int
     FREs in strictly increasing order; here Memo.clean_from, from the reference's decode)
     to the reference's end with the same FRE starts."""
     try:
-        ref = table.fde(i)
+        ref, starts, rows = table.rows(i)
     except DecodeError:
         return None
     h = table.header
     assert h is not None
-    if not ref.fres or ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal):
+    if not starts or ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal):
         return None
-    starts = [f.start for f in ref.fres]
-    got = memo.clean_from(i, ref, starts)
+    got = memo.clean_from(i, ref, starts, rows)
     if got is None:
         return None
     fde, mine, keys = got

@@ -328,11 +328,13 @@ class Memo:
         starts, rows, fault = self._fres(i, fde)
         return None if fault is not None else (fde, starts, rows)
 
-    def clean_from(self, i: int, ref: FDE, starts: list[int]
+    def clean_from(self, i: int, ref: FDE, starts: list[int],
+                   rows: Sequence[tuple[int, tuple[int, ...]]]
                    ) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
                               list[FreKey]] | None:
-        """clean(i), given `ref`: FDE `i` as format/decode.Decoder read it (with its FREs)
-        from the same bytes, and `starts`, its FRE starts. Its decode succeeding means
+        """clean(i), given FDE `i` as format/decode.Decoder read it from the same bytes:
+        `ref` its record, `starts` and `rows` its FREs' starts and (info byte, data words)
+        (unwind/table.SFrameTable.rows). Its decode succeeding means
         every read the model makes of the record and its FREs is in bounds with the same
         values (the attribute record within fre_len, FRE type <= 2, no size code 3, each
         FRE within fres_end: the registration puts fres_end inside the section and
@@ -351,10 +353,10 @@ class Memo:
         fde = (addr, size, ref.fre_off + ATTR_SIZE, ref.num_fres, ref.info, ref.info2,
                ref.rep_size)
         fde_type = ref.info2 & 0x1F
-        rows = [(fde_type, f.info, f.words) for f in ref.fres]
+        keys = [(fde_type, info, words) for info, words in rows]
         self.fdes[i] = fde
-        self.fres[i] = (starts, rows, None)
-        return fde, starts, rows
+        self.fres[i] = (starts, keys, None)
+        return fde, starts, keys
 
     def row_rules(self, i: int, j: int) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
         """The rules a lookup that lands on FRE `j` of FDE `i` answers with; None when it
