@@ -80,12 +80,13 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
     lowest: int | None = None
     v1 = h.version <= constants.VERSION_1
     base = table.vma + table.bias
+    pcs = table.func_starts  # the index's column: what func_start gives per FDE
     for i in range(0, n, step):
         try:
             fde, fre_starts, _ = table.rows(i)
         except DecodeError:
             continue
-        s = h.func_start(i, fde.start, base) & MASK64
+        s = (pcs[i] if pcs else h.func_start(i, fde.start, base)) & MASK64
         if lowest is None or s < lowest:
             lowest = s
         if get(s) in _WEAK:

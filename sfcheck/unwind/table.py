@@ -77,6 +77,9 @@ class SFrameTable:
         self.error: DecodeError | None = None
         self.header: Header | None = None
         self._starts: list[int] = []
+        # Runtime function start of each FDE by index (Header.func_start of its start
+        # field), when the FDE array is whole; empty otherwise.
+        self.func_starts: list[int] = []
         self._index: list[tuple[int, int, int]] = []  # (start, end, fde index), runtime
         self._cache: dict[int, tuple[FDE, list[int]] | _Bad] = {}
         self._fdes: dict[int, FDE | DecodeError] = {}
@@ -115,6 +118,7 @@ class SFrameTable:
         cols = Columns(self._dec.data, h, 0, n)
         pcs = cols.pcs(h, self.vma + self.bias)
         sizes = cols.sizes
+        self.func_starts = pcs
         rows = sorted(zip(pcs, map(add, pcs, sizes), range(n), strict=True))
         self._index = rows
         self._starts = [r[0] for r in rows]
