@@ -111,7 +111,7 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
             if get(pc) in _WEAK:
                 where[pc] = "last byte"
             pc = (s + size) & MASK64
-            if pc not in where:  # "gap" replaces only a gap or "below": itself
+            if pc not in where:  # a gap takes only a PC not yet probed ("below" comes last)
                 where[pc] = "gap"
     if lowest is not None:
         pc = (lowest - 1) & MASK64
