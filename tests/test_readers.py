@@ -501,3 +501,104 @@ def test_v3_memo_lookups_equal_reference_lookups_on_code_like_sections(data: byt
     # As above, on sections where rows of DEFAULT and flex FDEs share an info byte and
     # data words (the memo keeps rules by what they are read from, FDE type included).
     test_v3_memo_lookups_equal_reference_lookups.hypothesis.inner_test(data, narrow)
+
+
+@given(st.one_of(st.builds(encode, sections(versions=(3,))), v3_mutated(), v3_functions()),
+       st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v3_memo_clean_from_the_reference_decode_equals_its_own_read(data: bytes,
+                                                                     narrow: bool):
+    # Memo.clean_from takes the model's read of an FDE from the reference's decode of the
+    # same bytes: the same answer as Memo.clean reading them itself, and the same records
+    # kept for later lookups (each lookup after it equals the reference lookup).
+    table = compare.SFrameTable(data, vma=VMA)
+    pcs = [p.pc for p in compare.probe_pcs(table)]
+    text = (sorted(pcs)[len(pcs) // 2], compare.MASK64) if narrow and pcs \
+        else (0, compare.MASK64)
+    sec = v3series.register(data, VMA, text)
+    assume(not isinstance(sec, Outcome))
+    derived = v3series.Memo(data, sec)
+    for i in range(sec.num_fdes):
+        try:
+            ref, starts, rows = table.rows(i)
+        except compare.DecodeError:
+            continue
+        own = v3series.Memo(data, sec)
+        assert derived.clean_from(i, ref, starts, rows) == own.clean(i)
+        if i in derived.fres:
+            assert (derived.fdes[i], derived.fres[i][:2]) == (own.fdes[i], own.fres[i][:2])
+            assert (derived.fres[i][2] is None) == (own.fres[i][2] is None)
+    for pc in [*pcs, VMA, text[0]]:
+        assert derived.lookup(pc) == v3series.lookup(data, sec, pc)
+
+
+def _plain_probe_pcs(table: compare.SFrameTable, limit: int) -> list[tuple[int, str]]:
+    """probe_pcs written plainly: every (PC, reason) in the order probed, then each PC once
+    with the reason of its first probe that is not a gap or the byte below."""
+    h = table.header
+    if h is None:
+        return []
+    out: list[tuple[int, str]] = []
+    starts: list[int] = []
+    for i in range(0, h.num_fdes, max(1, h.num_fdes // limit)):
+        try:
+            fde = table.fde(i)
+        except compare.DecodeError:
+            continue
+        s = h.func_start(i, fde.start, table.vma + table.bias) & compare.MASK64
+        starts.append(s)
+        out.append((s, "start"))
+        rep = 16 if h.version == C.VERSION_1 else fde.rep_size
+        blocks = (0, rep) if fde.pcmask and rep else (0,)
+        for fre in fde.fres[:compare.MAX_FRE_PROBES]:
+            out += [((s + b + fre.start) & compare.MASK64, "row") for b in blocks
+                    if b + fre.start < fde.size]
+        if fde.size:
+            out.append(((s + fde.size - 1) & compare.MASK64, "last byte"))
+            out.append(((s + fde.size) & compare.MASK64, "gap"))
+    if starts:
+        out.append(((min(starts) - 1) & compare.MASK64, "below"))
+    where: dict[int, str] = {}
+    for pc, w in out:
+        if where.get(pc) in (None, "gap", "below"):
+            where[pc] = w
+    return list(where.items())
+
+
+@given(st.one_of(mutated_sections(), v3_functions(), v3_mutated()),
+       st.sampled_from([1, 2, 3, compare.MAX_PROBE_FDES]), st.integers(0, 2**64 - 1))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_probe_pcs_equals_the_plain_probe_list(data: bytes, limit: int, vma: int):
+    # v1, v2 and v3, valid and damaged, every FDE probed or a stride of them, addresses
+    # that wrap: probe_pcs gives the plain list's PCs and reasons in its order.
+    table = compare.SFrameTable(data, vma=vma)
+    assert [tuple(p) for p in compare.probe_pcs(table, limit)] == _plain_probe_pcs(table, limit)
+
+
+def test_probe_pcs_the_byte_below_replaces_a_wrapped_gap() -> None:
+    # Function A ends (wrapping the address space) at the byte below B, the lowest
+    # function: that PC is probed as "below", as the plain list has it.
+    sec = build_section(3, C.ABI_AMD64_LE, [
+        FDE(start=0, size=0xFF, info=fde_info(C.FRE_TYPE_ADDR1), fres=(make_fre(0, [8]),)),
+        FDE(start=0, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1), fres=(make_fre(0, [8]),))])
+    first = sec.header.fdes_start
+    placed = tuple(replace(f, start=r - (first + k * 16)) for k, (f, r) in
+                   enumerate(zip(sec.fdes, (0, 0x100), strict=True)))
+    table = compare.SFrameTable(encode(replace(sec, fdes=placed)), vma=2**64 - 0x80)
+    got = dict(compare.probe_pcs(table))
+    assert got[0x7F] == "below" and got[2**64 - 0x80] == "start"
+    assert list(got.items()) == _plain_probe_pcs(table, compare.MAX_PROBE_FDES)
+
+
+@pytest.mark.parametrize("second", [0x20, 0x21])
+def test_v3_memo_clean_from_leaves_a_start_past_the_size_to_the_model(second: int):
+    # The reference decodes an FRE starting past the function's size; the model faults
+    # on it (__read_fre): clean_from answers as clean() does, None.
+    f = FDE(start=0, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [8]), make_fre(second, [16])))
+    data = encode(build_section(3, C.ABI_AMD64_LE, [f]))
+    sec = v3series.register(data, VMA, (0, compare.MASK64))
+    assert not isinstance(sec, Outcome)
+    got = v3series.Memo(data, sec).clean_from(0, *compare.SFrameTable(data, vma=VMA).rows(0))
+    assert got == v3series.Memo(data, sec).clean(0)
+    assert (got is None) == (second > 0x20)

@@ -4,13 +4,17 @@ not decode, a section that does not decode; and lookups at a load bias."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sfcheck.errors import DecodeError
 from sfcheck.format import constants as C
-from sfcheck.format import decode, make_fre
+from sfcheck.format import decode, encode, make_fre
+from sfcheck.record import replace
 from sfcheck.unwind import SFrameTable
 from sfcheck.unwind.table import Miss, Row
 
+from strategies import mutated_sections, sections
 from unwind_build import SECTION_VMA, Func, section_bytes
 
 
@@ -68,3 +72,51 @@ def test_lookup_at_a_load_bias() -> None:
     last = tab.lookup(0x607F)
     assert isinstance(last, Row) and (last.fde_index, last.func_start) == (1, 0x6040)
     assert tab.lookup(0x6080) == Miss("no-fde", ".sframe: no FDE covers 0x6080")
+
+
+def _rows_by_decoder(tab: SFrameTable, i: int) -> tuple | str:
+    """What SFrameTable.rows must give: the decoder's FDE without its FREs, their starts
+    and (info, data words); or the decoder's error (message and offset)."""
+    try:
+        f = tab.fde(i)
+    except DecodeError as exc:
+        return f"{exc} @{exc.offset}"
+    return (replace(f, fres=()), [r.start for r in f.fres], [(r.info, r.words) for r in f.fres])
+
+
+@given(st.one_of(mutated_sections(), st.builds(encode, sections())), st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_rows_equal_the_decoders_fde(data: bytes, decoded_first: bool) -> None:
+    # v1, v2 and v3, valid and damaged: rows() reads what fde() decodes, or raises its
+    # error, whether fde() ran on a fresh table or first.
+    ref = SFrameTable(data)
+    tab = SFrameTable(data)
+    n = ref.header.num_fdes if ref.header is not None else 1
+    for i in range(min(n, 64)):
+        want = _rows_by_decoder(ref, i)
+        if decoded_first:
+            _rows_by_decoder(tab, i)
+        for _ in range(2):  # the second answer comes from the table's cache
+            try:
+                got: tuple | str = tab.rows(i)
+            except DecodeError as exc:
+                got = f"{exc} @{exc.offset}"
+            assert got == want
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_rows_stop_at_the_fre_sub_section_end_with_bytes_after_it(version: int,
+                                                                  cut: int) -> None:
+    # The last FRE's data words (or its info byte) run past fre_len into bytes that
+    # exist: rows() raises the decoder's error, as fde() does, never reading them.
+    data = bytearray(section_bytes(version, C.ABI_AMD64_LE,
+                                   [Func(0x1000, 0x40, [make_fre(0, (16, -8))])]))
+    fre_len = int.from_bytes(data[16:20], "little")
+    data[16:20] = (fre_len - cut).to_bytes(4, "little")
+    tab = SFrameTable(bytes(data) + bytes(16))
+    want = _rows_by_decoder(SFrameTable(bytes(data) + bytes(16)), 0)
+    assert isinstance(want, str)
+    with pytest.raises(DecodeError) as exc:
+        tab.rows(0)
+    assert f"{exc.value} @{exc.value.offset}" == want

@@ -13,8 +13,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from operator import add, lt
+from typing import NamedTuple
 
 from ..errors import DecodeError
 from ..format import constants
@@ -54,53 +56,69 @@ class Disagreement:
     cause: str = ""  # which known reader defect explains it (fuzz campaigns count these)
 
 
-@dataclass(frozen=True, slots=True)
-class Probe:
+class Probe(NamedTuple):
     pc: int
     where: str  # why this PC: "start", "row", "last byte", "gap", "below"
+
+
+_WEAK = (None, "gap", "below")  # a PC probed for one of these takes any later reason
 
 
 def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
     """Function starts, row starts (PCMASK: in the first two blocks), last bytes, the
     first byte after each function when no function holds it, and the byte below the
-    lowest function."""
+    lowest function; each PC once, in the order first probed, with the reason of its
+    first probe that is not a gap (a PC that is both a gap of one FDE and a start of
+    the next is a start)."""
     h = table.header
     if h is None:
         return []
     n = h.num_fdes
     step = max(1, n // limit)
-    out: list[tuple[int, str]] = []
-    starts: list[int] = []
-    v1 = h.version <= constants.VERSION_1
-    for i in range(0, n, step):
-        try:
-            fde = table.fde(i)
-        except DecodeError:
-            continue
-        s = h.func_start(i, fde.start, table.vma + table.bias) & MASK64
-        starts.append(s)
-        out.append((s, "start"))
-        size = fde.size
-        rep = 16 if v1 else fde.rep_size
-        if fde.pcmask and rep:
-            for fre in fde.fres[:MAX_FRE_PROBES]:
-                for b in (0, rep):
-                    if b + fre.start < size:
-                        out.append(((s + b + fre.start) & MASK64, "row"))
-        else:
-            out += [((s + fre.start) & MASK64, "row") for fre in fde.fres[:MAX_FRE_PROBES]
-                    if fre.start < size]
-        if size:
-            out.append(((s + size - 1) & MASK64, "last byte"))
-            out.append(((s + size) & MASK64, "gap"))
-    if starts:
-        out.append(((min(starts) - 1) & MASK64, "below"))
     where: dict[int, str] = {}
     get = where.get
-    for pc, w in out:  # a PC that is both a gap of one FDE and a start of the next is a start
-        if get(pc) in (None, "gap", "below"):
-            where[pc] = w
-    return [Probe(pc, w) for pc, w in where.items()]
+    lowest: int | None = None
+    v1 = h.version <= constants.VERSION_1
+    base = table.vma + table.bias
+    pcs = table.func_starts  # the index's column: what func_start gives per FDE
+    for i in range(0, n, step):
+        try:
+            fde, fre_starts, _ = table.rows(i)
+        except DecodeError:
+            continue
+        s = (pcs[i] if pcs else h.func_start(i, fde.start, base)) & MASK64
+        if lowest is None or s < lowest:
+            lowest = s
+        if get(s) in _WEAK:
+            where[s] = "start"
+        size = fde.size
+        rep = 16 if v1 else fde.rep_size
+        if rep and fde.pcmask:
+            for fs in islice(fre_starts, MAX_FRE_PROBES):
+                for b in (0, rep):
+                    if b + fs < size:
+                        pc = (s + b + fs) & MASK64
+                        if get(pc) in _WEAK:
+                            where[pc] = "row"
+        else:
+            for fs in islice(fre_starts, MAX_FRE_PROBES):
+                if fs < size:
+                    pc = (s + fs) & MASK64
+                    if get(pc) in _WEAK:
+                        where[pc] = "row"
+        if size:
+            pc = (s + size - 1) & MASK64
+            if get(pc) in _WEAK:
+                where[pc] = "last byte"
+            pc = (s + size) & MASK64
+            if pc not in where:  # a gap takes only a PC not yet probed ("below" comes last)
+                where[pc] = "gap"
+    if lowest is not None:
+        pc = (lowest - 1) & MASK64
+        if get(pc) in _WEAK:
+            where[pc] = "below"
+    # tuple.__new__ straight from C: Probe._make and Probe() each run a Python frame per PC
+    return list(map(partial(tuple.__new__, Probe), where.items()))
 
 
 def _reference_rules(table: SFrameTable, row: Row) -> tuple[RegRule, RegRule | None,
@@ -413,22 +431,22 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
 def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int
                ) -> tuple[int, int, list[int], list[v3series.FreKey]] | None:
     """(start, end, FRE starts, each FRE's key) of FDE `i` when the model and the
-    reference's lookups read it alike: the model cleanly (Memo.clean: not PCMASK, FREs in
-    strictly increasing order) to the reference's end, the reference decoding it with the
-    same FRE starts (then in order too), at least one, and neither PCMASK nor signal."""
-    got = memo.clean(i)
-    if got is None:
-        return None
-    fde, starts, keys = got
-    if not starts or fde[0] + fde[1] != end:
-        return None
+    reference's lookups read it alike: the reference decoding it, with at least one FRE,
+    neither PCMASK nor signal, and the model reading it cleanly (Memo.clean: not PCMASK,
+    FREs in strictly increasing order; here Memo.clean_from, from the reference's decode)
+    to the reference's end with the same FRE starts."""
     try:
-        ref = table.fde(i)
+        ref, starts, rows = table.rows(i)
     except DecodeError:
         return None
     h = table.header
     assert h is not None
-    if ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal) or \
-            [f.start for f in ref.fres] != starts:
+    if not starts or ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal):
+        return None
+    got = memo.clean_from(i, ref, starts, rows)
+    if got is None:
+        return None
+    fde, mine, keys = got
+    if fde[0] + fde[1] != end or mine != starts:
         return None
     return fde[0], end, starts, keys

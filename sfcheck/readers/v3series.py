@@ -27,12 +27,13 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
-from operator import le
+from operator import le, lt
 
 from ..format import constants
 from ..format.abi import ABIS
 from ..format.fre_info_table import COUNT, DATA_LEN, WORD_SIZE
 from ..format.fre_rules import RegRule
+from ..format.model import FDE
 from ..wording import plural
 from .outcome import DIV0, EFAULT, EINVAL, PAST, REFUSED, ROW, Bytes, Outcome, PastSection
 
@@ -326,6 +327,36 @@ class Memo:
             return None
         starts, rows, fault = self._fres(i, fde)
         return None if fault is not None else (fde, starts, rows)
+
+    def clean_from(self, i: int, ref: FDE, starts: list[int],
+                   rows: Sequence[tuple[int, tuple[int, ...]]]
+                   ) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
+                              list[FreKey]] | None:
+        """clean(i), given FDE `i` as format/decode.Decoder read it from the same bytes:
+        `ref` its record, `starts` and `rows` its FREs' starts and (info byte, data words)
+        (unwind/table.SFrameTable.rows). Its decode succeeding means
+        every read the model makes of the record and its FREs is in bounds with the same
+        values (the attribute record within fre_len, FRE type <= 2, no size code 3, each
+        FRE within fres_end: the registration puts fres_end inside the section and
+        auxhdr_len at 0), so where the function start is in the text, the FDE is not
+        PCMASK and every FRE start is at most the size and after the previous one, the
+        model reads what `ref` holds and the result is taken from it (and kept, as clean()
+        keeps its reads). Otherwise clean() reads."""
+        addrs = self.addrs
+        if addrs is None or i in self.fres or ref.info & 0x10:
+            return self.clean(i)
+        addr, size = addrs[i], ref.size
+        lo, hi = self.sec.text
+        if not lo <= addr < hi or (starts and (starts[-1] > size or not all(
+                map(lt, starts, islice(starts, 1, None))))):
+            return self.clean(i)
+        fde = (addr, size, ref.fre_off + ATTR_SIZE, ref.num_fres, ref.info, ref.info2,
+               ref.rep_size)
+        fde_type = ref.info2 & 0x1F
+        keys = [(fde_type, info, words) for info, words in rows]
+        self.fdes[i] = fde
+        self.fres[i] = (starts, keys, None)
+        return fde, starts, keys
 
     def row_rules(self, i: int, j: int) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
         """The rules a lookup that lands on FRE `j` of FDE `i` answers with; None when it

@@ -16,9 +16,15 @@ from operator import add, itemgetter, lt
 
 from ..errors import DecodeError
 from ..format import constants
-from ..format.decode import Decoder, check_fde_array, check_fre_subsection
+from ..format.bounds import fres_fit
+from ..format.decode import Decoder, _fre_shapes, check_fde_array, check_fre_subsection
 from ..format.fde_table import Columns
 from ..format.model import FDE, FRE, Header
+from ..record import replace
+
+# An FDE's FRE rows as SFrameTable.rows reads them: the FDE (record and attribute record,
+# fres left empty), its FREs' start offsets and each FRE's (info byte, data words).
+Rows = tuple[FDE, list[int], list[tuple[int, tuple[int, ...]]]]
 
 # v1 has no rep_size; ld 2.40 emits PCMASK only for x86-64 .plt, whose entries are 16 bytes.
 V1_PCMASK_REP_SIZE = 16
@@ -71,9 +77,13 @@ class SFrameTable:
         self.error: DecodeError | None = None
         self.header: Header | None = None
         self._starts: list[int] = []
+        # Runtime function start of each FDE by index (Header.func_start of its start
+        # field), when the FDE array is whole; empty otherwise.
+        self.func_starts: list[int] = []
         self._index: list[tuple[int, int, int]] = []  # (start, end, fde index), runtime
         self._cache: dict[int, tuple[FDE, list[int]] | _Bad] = {}
         self._fdes: dict[int, FDE | DecodeError] = {}
+        self._rows: dict[int, Rows | DecodeError] = {}
         self._dec: Decoder | None = None
         try:
             self._dec = Decoder(data)
@@ -108,6 +118,7 @@ class SFrameTable:
         cols = Columns(self._dec.data, h, 0, n)
         pcs = cols.pcs(h, self.vma + self.bias)
         sizes = cols.sizes
+        self.func_starts = pcs
         rows = sorted(zip(pcs, map(add, pcs, sizes), range(n), strict=True))
         self._index = rows
         self._starts = [r[0] for r in rows]
@@ -127,6 +138,57 @@ class SFrameTable:
         if isinstance(got, DecodeError):
             raise got
         return got
+
+    def rows(self, index: int) -> Rows:
+        """FDE `index` as fde() decodes it, its FREs as rows (start, info byte, data
+        words) instead of FRE objects: for a reader of many FDEs that needs no FRE object
+        (the reader models' probes). Read once; where fde() raises, the same DecodeError."""
+        got = self._rows.get(index)
+        if got is None:
+            got = self._rows[index] = self._read_rows(index)
+        if isinstance(got, DecodeError):
+            raise got
+        return got
+
+    def _read_rows(self, index: int) -> Rows | DecodeError:
+        """Decoder.fde's reads (the record through the decoder itself, then its FRE
+        loop's bounds on the same bytes, the same unpackers), without an FRE object per
+        FRE; wherever a bound fails, fde() is asked for the DecodeError."""
+        dec = self._dec
+        if index not in self._fdes and dec is not None:
+            try:
+                fde = dec.fde(index, with_fres=False)
+            except DecodeError as exc:
+                return exc
+            h = self.header
+            assert h is not None
+            asz = constants.FRE_ADDR_SIZE.get(fde.info & 0xF)
+            pos = h.fres_start + fde.fre_off + (
+                constants.V3_ATTR_SIZE if h.version == constants.VERSION_3 else 0)
+            limit, count, data = dec.fre_limit, fde.num_fres, dec.data
+            if asz is not None and fres_fit(count, asz, pos, limit):
+                lens, unpacks = _fre_shapes(h.big_endian, asz)
+                starts: list[int] = []
+                rows: list[tuple[int, tuple[int, ...]]] = []
+                for _ in range(count):
+                    if pos + asz + 1 > limit:
+                        break
+                    info = data[pos + asz]
+                    end = pos + lens[info]
+                    if end > limit:
+                        break
+                    vals = unpacks[info](data, pos)
+                    starts.append(vals[0])
+                    rows.append((info, vals[2:]))
+                    pos = end
+                else:
+                    return fde, starts, rows
+        try:
+            whole = self.fde(index)
+        except DecodeError as exc:
+            return exc
+        return (replace(whole, fres=()), [f.start for f in whole.fres],
+                [(f.info, f.words) for f in whole.fres])
 
     def _fde(self, index: int) -> tuple[FDE, list[int]]:
         """FDE `index` with its FREs and their start offsets, validated once and cached."""
