@@ -190,9 +190,9 @@ class Decoder:
         # FDE(start, size, info, fres, rep_size, info2, padding, fre_off, num_fres, offset)
         return FDE(start, size, info, fres, rep_size, info2, padding, fre_off, num_fres, off)
 
-    def iter_fres(self, index: int, fre_type: int, count: int, pos: int) -> Iterator[FRE]:
-        """Decode `count` FREs from section offset `pos`, bounded by the FRE sub-section."""
-        h = self.header
+    def _fre_run(self, index: int, fre_type: int, count: int, pos: int) -> int:
+        """The start-address size of FDE `index`'s FREs, once the FRE type is known and
+        `count` FREs of the smallest shape fit from `pos` (else the DecodeError)."""
         asz = C.FRE_ADDR_SIZE.get(fre_type)
         if asz is None:
             where = f"FDE[{index}]"
@@ -205,16 +205,19 @@ class Decoder:
                 f"{where}: {plural(count, 'FRE')} need at least "
                 f"{min_fres_len(count, asz):#x} bytes from "
                 f"{pos:#x}, but the FRE sub-section ends at {limit:#x}", pos, where, "num_fres")
-        data = self.data
-        lens, unpacks = _fre_shapes(h.big_endian, asz)
+        return asz
+
+    def iter_fres(self, index: int, fre_type: int, count: int, pos: int) -> Iterator[FRE]:
+        """Decode `count` FREs from section offset `pos`, bounded by the FRE sub-section."""
+        asz = self._fre_run(index, fre_type, count, pos)
+        limit, data = self.fre_limit, self.data
+        lens, unpacks = _fre_shapes(self.header.big_endian, asz)
         fast = FRE is _FRE  # not when a test counts constructions by patching FRE
         # One branch per FRE on the clean path: it runs under the fuzzer's coverage
         # instrumentation, where every branch is a call.
         for j in range(count):
             if pos + asz + 1 > limit:
-                raise DecodeError(f"FDE[{index}]: FRE {j} at {pos:#x} runs past the FRE "
-                                  f"sub-section end {limit:#x}", pos,
-                                  f"FDE[{index}].FRE[{j}]", "fre_start_addr")
+                self._fre_past(index, j, pos, limit)
             info = data[pos + asz]
             end = pos + lens[info]
             if end > limit:
@@ -230,6 +233,37 @@ class Decoder:
             else:
                 yield FRE(vals[0], info, vals[2:], pos)
             pos = end
+
+    def fde_rows(self, index: int) -> tuple[FDE, list[int], list[tuple[int, tuple[int, ...]]]]:
+        """FDE `index` without FRE objects: its record (fres empty), its FREs' starts and
+        each FRE's (info byte, data words), with fde()'s bounds and DecodeErrors. For readers
+        of many FDEs that need no FRE object (the reader models' probes)."""
+        fde = self.fde(index, with_fres=False)
+        pos = self.header.fres_start + fde.fre_off + (C.V3_ATTR_SIZE if self._v3 else 0)
+        count = fde.num_fres
+        asz = self._fre_run(index, fde.info & 0xF, count, pos)
+        limit, data = self.fre_limit, self.data
+        lens, unpacks = _fre_shapes(self.header.big_endian, asz)
+        starts: list[int] = []
+        rows: list[tuple[int, tuple[int, ...]]] = []
+        for j in range(count):
+            if pos + asz + 1 > limit:
+                self._fre_past(index, j, pos, limit)
+            info = data[pos + asz]
+            end = pos + lens[info]
+            if end > limit:
+                self._fre_error(index, j, pos, asz, info, limit)
+            vals = unpacks[info](data, pos)
+            starts.append(vals[0])
+            rows.append((info, vals[2:]))
+            pos = end
+        return fde, starts, rows
+
+    @staticmethod
+    def _fre_past(index: int, j: int, pos: int, limit: int) -> None:
+        raise DecodeError(f"FDE[{index}]: FRE {j} at {pos:#x} runs past the FRE "
+                          f"sub-section end {limit:#x}", pos,
+                          f"FDE[{index}].FRE[{j}]", "fre_start_addr")
 
     @staticmethod
     def _fre_error(index: int, j: int, pos: int, asz: int, info: int, limit: int) -> None:

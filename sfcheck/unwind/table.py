@@ -16,8 +16,7 @@ from operator import add, itemgetter, lt
 
 from ..errors import DecodeError
 from ..format import constants
-from ..format.bounds import fres_fit
-from ..format.decode import Decoder, _fre_shapes, check_fde_array, check_fre_subsection
+from ..format.decode import Decoder, check_fde_array, check_fre_subsection
 from ..format.fde_table import Columns
 from ..format.model import FDE, FRE, Header
 from ..record import replace
@@ -151,40 +150,14 @@ class SFrameTable:
         return got
 
     def _read_rows(self, index: int) -> Rows | DecodeError:
-        """Decoder.fde's reads (the record through the decoder itself, then its FRE
-        loop's bounds on the same bytes, the same unpackers), without an FRE object per
-        FRE; wherever a bound fails, fde() is asked for the DecodeError."""
-        dec = self._dec
-        if index not in self._fdes and dec is not None:
+        got = self._fdes.get(index)
+        if self._dec is not None and got is None:
             try:
-                fde = dec.fde(index, with_fres=False)
+                return self._dec.fde_rows(index)
             except DecodeError as exc:
                 return exc
-            h = self.header
-            assert h is not None
-            asz = constants.FRE_ADDR_SIZE.get(fde.info & 0xF)
-            pos = h.fres_start + fde.fre_off + (
-                constants.V3_ATTR_SIZE if h.version == constants.VERSION_3 else 0)
-            limit, count, data = dec.fre_limit, fde.num_fres, dec.data
-            if asz is not None and fres_fit(count, asz, pos, limit):
-                lens, unpacks = _fre_shapes(h.big_endian, asz)
-                starts: list[int] = []
-                rows: list[tuple[int, tuple[int, ...]]] = []
-                for _ in range(count):
-                    if pos + asz + 1 > limit:
-                        break
-                    info = data[pos + asz]
-                    end = pos + lens[info]
-                    if end > limit:
-                        break
-                    vals = unpacks[info](data, pos)
-                    starts.append(vals[0])
-                    rows.append((info, vals[2:]))
-                    pos = end
-                else:
-                    return fde, starts, rows
         try:
-            whole = self.fde(index)
+            whole = self.fde(index)  # decoded already (or no decoder: the table's error)
         except DecodeError as exc:
             return exc
         return (replace(whole, fres=()), [f.start for f in whole.fres],
