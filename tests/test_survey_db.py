@@ -95,11 +95,11 @@ def test_killed_run_keeps_whole_results(repo: str, clean: dict, tmp_path: Path,
     path = str(tmp_path / "s.db")
     proc = subprocess.Popen([sys.executable, "-m", "sfcheck", "survey", "--db", path,
                              "-j", "2", repo], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600  # a bound on a loaded machine, not a timing
     while _results(path) < 8 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
     os.kill(proc.pid, sig)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=300)
     got = _results(path)
     assert 8 <= got < 48, "the run was not stopped midway"
     if sig == signal.SIGINT:
