@@ -56,7 +56,7 @@ def _smoke(target: str, tmp_path: Path, extra: list[str] | None = None) -> str:
     argv = [sys.executable, str(common.FUZZ_DIR / f"{target}.py"), *(extra or []),
             f"-runs={RUNS[target]}", "-seed=1", "-max_len=4096", "-timeout=30",
             f"-artifact_prefix={tmp_path}/", str(corpus), str(seeds)]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=240,
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"Done {RUNS[target]} runs" in proc.stderr, proc.stderr[-3000:]
