@@ -8,7 +8,11 @@ from __future__ import annotations
 import errno
 import importlib
 import io
+import json
 import os
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -208,10 +212,10 @@ def test_symlinked_argument_is_followed_inner_links_are_not(tmp_path: Path) -> N
 def test_arguments_regular_special_missing(tmp_path: Path) -> None:
     f = tmp_path / "f"
     f.write_bytes(b"x")
-    got = list(walk([str(f), "/dev/null", str(tmp_path / "none")], Skipped()))
+    got = list(walk([str(tmp_path / "none"), str(f), "/dev/null"], Skipped()))
     assert [(i.path, i.explicit, i.error) for i in got] == [
-        (str(f), True, None), ("/dev/null", True, "not a regular file"),
-        (str(tmp_path / "none"), True, "cannot read file: No such file or directory")]
+        (str(tmp_path / "none"), True, "cannot read file: No such file or directory"),
+        (str(f), True, None), ("/dev/null", True, "not a regular file")]
 
 
 def test_unreadable_directory_is_an_error_on_it(tmp_path: Path,
@@ -275,3 +279,37 @@ def test_entry_that_cannot_be_typed_is_an_error_on_it(tmp_path: Path,
     got = list(walk([str(tmp_path)], Skipped()))
     assert _rel(tmp_path, got) == [("a", False, None), ("z", False, None),
                                    ("m", False, "cannot read file: lstat failed")]
+
+
+_WALK = """import json, sys
+from sfcheck.inputs import walk
+from sfcheck.result import Skipped
+print(json.dumps([[i.path, i.explicit, i.error] for i in walk(sys.argv[1:], Skipped())]))
+"""
+
+
+def test_bind_mount_loop_under_a_symlinked_argument(tmp_path: Path) -> None:
+    """The argument is a symlink to a directory bind-mounted inside itself: the loop is
+    found at its first repeat (the argument's own identity is its target's), and the walk
+    goes on to the siblings after it. The mount lives in a private mount namespace."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) (util-linux) for a private bind mount")
+    real = tmp_path / "real"
+    (real / "a" / "b").mkdir(parents=True)
+    (real / "x.so").write_bytes(b"x")
+    (real / "z").mkdir()
+    (real / "z" / "f.so").write_bytes(b"x")
+    arg = tmp_path / "arg"
+    arg.symlink_to(real)
+    script = f"mount --bind {real} {real}/a/b && exec {sys.executable} -c \"$0\" {arg}"
+    proc = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c", script,
+                           _WALK], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ))
+    if "mount" in proc.stderr and proc.returncode != 0:
+        pytest.skip(f"bind mounts not permitted here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [
+        [f"{arg}/x.so", False, None],
+        [f"{arg}/a/b", True, "directory loop (a bind mount of an ancestor): not entered again"],
+        [f"{arg}/z/f.so", False, None]]
