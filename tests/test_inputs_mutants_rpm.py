@@ -176,3 +176,8 @@ def test_header_size_bound_at_the_limit_and_one_past(tmp_path: Path) -> None:
                 assert str(exc.value) == (f"malformed or truncated RPM: header at "
                                           f"{96 + len(sig):#x} claims 0 entries and {hsize} "
                                           "data bytes")
+
+
+def test_tag_value_bytes_outside_ascii_replaced() -> None:
+    assert _refused(package(header(_tags(comp=b"gz\xffip")), b"")) == \
+        "unsupported compression: gz\ufffdip"

@@ -270,9 +270,9 @@ def test_each_limit_must_be_positive(field: str) -> None:
 
 def test_ar_empty_member_and_undecodable_name_read() -> None:
     data = ar_bytes([("empty", b"")]) + ar_header(b"x\xff/", 2) + b"ab"
-    got = [(e.name, e.stream.read() if e.stream else None)
+    got = [(e.name, e.type, e.stream.read() if e.stream else None)
            for e in ar_entries(io.BytesIO(data), Budget(Limits()))]
-    assert got == [("empty", b""), ("x\udcff", b"ab")]
+    assert got == [("empty", "file", b""), ("x\udcff", "file", b"ab")]
 
 
 def test_unknown_compressor_named() -> None:

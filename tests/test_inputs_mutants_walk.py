@@ -313,3 +313,60 @@ def test_bind_mount_loop_under_a_symlinked_argument(tmp_path: Path) -> None:
         [f"{arg}/x.so", False, None],
         [f"{arg}/a/b", True, "directory loop (a bind mount of an ancestor): not entered again"],
         [f"{arg}/z/f.so", False, None]]
+
+
+class _SpyBytes(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.asked: list[int | None] = []
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.asked.append(size)
+        return super().read(size)
+
+
+def test_list_read_in_bounded_chunks() -> None:
+    """A list is read 1 MiB at a time, so one past the bound is refused having held at
+    most a chunk more (never the whole stream at once)."""
+    spy = _SpyBytes(b"a\n" * (3 << 19))
+    assert read_path_list("-", spy) == ["a"] * (3 << 19)  # type: ignore[arg-type]
+    assert set(spy.asked) == {1 << 20}
+
+
+def _fifo_with_data(tmp_path: Path) -> tuple[Path, int, int]:
+    """A FIFO holding "a\\nb\\n", its write end and a read end we hold (which keeps the
+    data when the writer goes)."""
+    fifo = tmp_path / "list"
+    os.mkfifo(fifo)
+    hold = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    w = os.open(fifo, os.O_WRONLY)
+    os.write(w, b"a\nb\n")
+    return fifo, hold, w
+
+
+def test_fifo_list_without_proc_read_blocking(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where /proc/self/fd cannot be opened, the descriptor itself is made blocking."""
+    fifo, hold, w = _fifo_with_data(tmp_path)
+    os.close(w)
+    real_open = os.open
+
+    def no_proc(path: str, flags: int, *args: int) -> int:
+        if str(path).startswith("/proc/"):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+        return real_open(path, flags, *args)
+
+    modes: list[bool] = []
+    real_set = os.set_blocking
+
+    def set_blocking(fd: int, blocking: bool) -> None:
+        real_set(fd, blocking)
+        modes.append(os.get_blocking(fd))
+
+    monkeypatch.setattr(walk_mod.os, "open", no_proc)
+    monkeypatch.setattr(walk_mod.os, "set_blocking", set_blocking)
+    try:
+        assert read_path_list(str(fifo)) == ["a", "b"]
+    finally:
+        os.close(hold)
+    assert modes == [True]
