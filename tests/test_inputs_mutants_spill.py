@@ -51,11 +51,15 @@ def test_tmpdir_problems_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_alive_asks_without_signalling() -> None:
     """A live process is alive and is not signalled by the question; a reaped one is not."""
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
-                             stdin=subprocess.PIPE)
+    # SIGHUP's default action restored: under nohup (as mutation runs are started) it is
+    # inherited ignored, and a question sent as SIGHUP would go unseen
+    child = subprocess.Popen([sys.executable, "-c", "import signal, sys; signal.signal("
+                              "signal.SIGHUP, signal.SIG_DFL); print(flush=True); "
+                              "sys.stdin.read()"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
     try:
+        assert child.stdout is not None and child.stdout.readline() == b"\n"  # handler set
         assert _alive(child.pid)
-        assert child.poll() is None
     finally:
         child.communicate(b"")
     assert child.returncode == 0

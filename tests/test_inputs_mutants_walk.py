@@ -192,10 +192,11 @@ def test_special_files_and_links_counted_across_directories(tmp_path: Path) -> N
         (tmp_path / d / "f").write_bytes(b"x")
         (tmp_path / d / "link").symlink_to(tmp_path / d / "f")
         os.mkfifo(tmp_path / d / "fifo")
+        os.mkfifo(tmp_path / d / "fifo2")
     skipped = Skipped()
     got = list(walk([str(tmp_path)], skipped))
     assert _rel(tmp_path, got) == [("x/f", False, None), ("y/f", False, None)]
-    assert (skipped.links, skipped.special) == (2, 2)
+    assert (skipped.links, skipped.special) == (2, 4)
 
 
 def test_symlinked_argument_is_followed_inner_links_are_not(tmp_path: Path) -> None:
@@ -302,6 +303,9 @@ def test_bind_mount_loop_under_a_symlinked_argument(tmp_path: Path) -> None:
     (real / "z" / "f.so").write_bytes(b"x")
     arg = tmp_path / "arg"
     arg.symlink_to(real)
+    # the same walk here, before the mount (this also lets mutmut see that the test runs
+    # _tree, which the child below runs with the same mutant)
+    assert [i.path for i in walk([str(arg)], Skipped())] == [f"{arg}/x.so", f"{arg}/z/f.so"]
     script = f"mount --bind {real} {real}/a/b && exec {sys.executable} -c \"$0\" {arg}"
     proc = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c", script,
                            _WALK], capture_output=True, text=True, timeout=60,
