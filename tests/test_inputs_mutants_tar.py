@@ -14,7 +14,7 @@ import pytest
 
 from sfcheck.inputs import ArchiveError, Limits
 from sfcheck.inputs.limits import Budget
-from sfcheck.inputs.tar import MAX_HEADER_BODY, tar_entries
+from sfcheck.inputs.tar import MAX_HEADER_BODY, _StrictInfo, tar_entries
 
 from archives import need
 
@@ -251,3 +251,19 @@ def test_sparse_10_map_at_the_bound_read_one_block_past_refused() -> None:
     assert _refused(_pax_sparse(over, b"", 16)) == (
         f"tar sparse map of member 'GNUSparseFile.0/m' longer than {MAX_HEADER_BODY} "
         "bytes: refused")
+
+
+def test_old_sparse_regions_past_1_and_8_gib_read_whole() -> None:
+    """Region starts of 11 octal digits with the first one set (past 1 GiB) and in base-256
+    (past 8 GiB) are read from their whole 12-byte fields (the map as read; reading the
+    member through 8 GiB of holes would take minutes)."""
+    far, farther = (1 << 30) + 5, (1 << 33) + 5
+    head = _old_sparse_header("far", 8, farther + 100, [(10, 4)], extended=True)
+    ext = _extension([(far, 2), (farther, 2)], False)
+    data = head + ext + b"HEADFAR!" + bytes(BLOCK - 8) + AFTER + END
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=_StrictInfo) as tf:
+        first, after = tf.getmembers()
+    # tarfile keeps the header's four slots as they are, unused ones as (0, 0)
+    assert (first.name, first.size, first.sparse) == (
+        "far", farther + 100, [(10, 4), (0, 0), (0, 0), (0, 0), (far, 2), (farther, 2)])
+    assert after.name == "after" and tf.extractfile(after) is not None
