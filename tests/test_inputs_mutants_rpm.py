@@ -117,7 +117,7 @@ def test_tag_value_at_the_end_of_the_header_and_past_it() -> None:
 
 def test_value_cut_by_the_end_of_the_header_refused() -> None:
     """The value's NUL lies in the payload, after the header: not read there."""
-    tags = [(1124, STRING, b"cpio")]
+    tags = [(1000, STRING, b"name\0"), (1124, STRING, b"cpio")]
     assert _refused(package(header(tags), b"\0" + bytes(100))) == \
         "malformed RPM header: tag 1124 is not a short NUL-terminated string"
 
