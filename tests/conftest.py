@@ -50,9 +50,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # where @given keeps the settings it reads at each call (hypothesis >= 6.100)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
         if own is not None:
-            # no shrinking either: a failing example kills the mutant as it stands
+            # no shrinking either: a failing example kills the mutant as it stands; the
+            # same examples every run (derandomize), so a rerun of one mutant repeats the
+            # verdict of the run that listed it
             test._hypothesis_internal_use_settings = settings(
-                own, max_examples=min(own.max_examples, _EXAMPLES_CAP),
+                own, max_examples=min(own.max_examples, _EXAMPLES_CAP), derandomize=True,
                 phases=[p for p in own.phases if p not in (Phase.shrink, Phase.explain)])
 
 if installed_run():
