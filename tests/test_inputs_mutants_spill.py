@@ -262,9 +262,6 @@ def test_put_write_error_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --- limits, ar, compressors, GNU long names ---------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="Limits is a Record, not a dataclass: nothing calls "
-                   "its __post_init__, so a limit of 0 is accepted (the CLI's own checks "
-                   "keep users from it; code calling Limits() directly is not)")
 @pytest.mark.parametrize("field", ["max_bytes", "max_members", "max_depth", "spill_bytes"])
 def test_each_limit_must_be_positive(field: str) -> None:
     assert getattr(Limits(**{field: 1}), field) == 1

@@ -73,10 +73,7 @@ class Limits(Record, frozen=True):
         self.max_depth = max_depth
         # A member larger than this is written to a temporary file (memory stays bounded).
         self.spill_bytes = spill_bytes
-
-    def __post_init__(self) -> None:
-        if self.max_bytes <= 0 or self.max_members <= 0 or self.max_depth <= 0 \
-                or self.spill_bytes <= 0:
+        if min(max_bytes, max_members, max_depth, spill_bytes) <= 0:
             raise ValueError("archive limits must be positive")
 
 
