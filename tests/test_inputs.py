@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import json
@@ -492,8 +493,18 @@ def test_path_list_from_a_fifo_waits_for_its_writer(tmp_path: Path) -> None:
     os.mkfifo(fifo)
 
     def writer() -> None:
-        time.sleep(0.2)  # the reader is already waiting: a non-blocking read would see EOF
-        fifo.write_text("a\nb\n")
+        # Write only once the reader holds the FIFO open and waits (a non-blocking read
+        # would then see EOF): a non-blocking open for writing fails with ENXIO until then.
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as e:
+                assert e.errno == errno.ENXIO, e
+                time.sleep(0.001)  # a poll for that event, not a guess at its timing
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w") as fh:
+            fh.write("a\nb\n")
 
     t = threading.Thread(target=writer)
     t.start()
