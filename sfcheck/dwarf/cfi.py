@@ -184,6 +184,36 @@ _BIN = {
 }
 _CFA = -1  # pseudo register: the CFA pushed before a register-rule expression
 
+# eval_linear's branches, by operation name: (kind, the lit's value or breg's register;
+# None when the name does not parse: then the branch's own int() raises as it would).
+_LIT, _CONST, _BREG, _BREGX, _UCONST, _PLUS, _MINUS, _BINOP = range(8)
+_DUP, _DROP, _SWAP, _OVER, _DEREF, _OTHER = range(8, 14)
+_BY_NAME = {"DW_OP_bregx": _BREGX, "DW_OP_plus_uconst": _UCONST, "DW_OP_plus": _PLUS,
+            "DW_OP_minus": _MINUS, "DW_OP_dup": _DUP, "DW_OP_drop": _DROP,
+            "DW_OP_swap": _SWAP, "DW_OP_over": _OVER, "DW_OP_deref": _DEREF}
+_KINDS: dict[str, tuple[int, int | None]] = {}
+
+
+def _kind(name: str) -> tuple[int, int | None]:
+    """The branch of eval_linear's reference order (lit, const, breg, then by name) that
+    takes an operation named `name`; kept for the next expression."""
+    if name.startswith("DW_OP_lit"):
+        kind, at = _LIT, 9
+    elif name.startswith("DW_OP_const"):
+        kind, at = _CONST, 0
+    elif name.startswith("DW_OP_breg") and name != "DW_OP_bregx":
+        kind, at = _BREG, 10
+    else:
+        kind, at = (_BINOP if name in _BIN else _BY_NAME.get(name, _OTHER)), 0
+    value = None
+    if at:
+        try:
+            value = int(name[at:])
+        except ValueError:
+            value = None
+    got = _KINDS[name] = (kind, value)
+    return got
+
 
 def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
                 initial: int | None) -> RegRule | Opaque:
@@ -191,50 +221,57 @@ def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
 
     Stack values are (reg or None, const).  `pc_reg` is the DWARF number of the
     PC (x86-64: 16), read as the concrete `pc`.  `initial` pushes the CFA first
-    (register-rule expressions).
+    (register-rule expressions). An operation whose operands are not on the stack is
+    not evaluated (Opaque). One branch per kind of operation, chosen by its name once
+    (_kind): a PLT's expression is evaluated at each of its 16 PC phases per file.
     """
     stack: list[tuple[int | None, int]] = [] if initial is None else [(_CFA, 0)]
+    kinds = _KINDS
     deref = False
     for op in ops:
         if deref:
             return Opaque("operation after DW_OP_deref")
-        name, args = op.op_name, op.args
-        if name.startswith("DW_OP_lit"):
-            stack.append((None, int(name[9:])))
-        elif name.startswith("DW_OP_const"):
-            stack.append((None, int(args[0])))
-        elif name.startswith("DW_OP_breg") and name != "DW_OP_bregx":
-            reg = int(name[10:])
-            stack.append((None, pc + args[0]) if reg == pc_reg else (reg, args[0]))
-        elif name == "DW_OP_bregx":
-            reg, off = args[0], args[1]
+        name = op.op_name
+        kind, value = kinds.get(name) or _kind(name)
+        if kind == _BREG:
+            reg = int(name[10:]) if value is None else value
+            off = op.args[0]
             stack.append((None, pc + off) if reg == pc_reg else (reg, off))
-        elif name == "DW_OP_plus_uconst" and stack:
-            reg, c = stack.pop()
-            stack.append((reg, c + args[0]))
-        elif name in ("DW_OP_plus", "DW_OP_minus") and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if name == "DW_OP_plus" and (ra is None or rb is None):
-                stack.append((ra if rb is None else rb, a + b))
-            elif name == "DW_OP_minus" and rb is None:
-                stack.append((ra, a - b))
-            else:
-                return Opaque(f"{name} of two registers")
-        elif name in _BIN and len(stack) >= 2:
+        elif kind == _LIT:
+            stack.append((None, int(name[9:]) if value is None else value))
+        elif kind == _CONST:
+            stack.append((None, int(op.args[0])))
+        elif kind == _BINOP and len(stack) >= 2:
             (rb, b), (ra, a) = stack.pop(), stack.pop()
             if ra is not None or rb is not None:
                 return Opaque(f"{name} on a register value")
             stack.append((None, _BIN[name](a, b)))
-        elif name == "DW_OP_dup" and stack:
-            stack.append(stack[-1])
-        elif name == "DW_OP_drop" and stack:
-            stack.pop()
-        elif name == "DW_OP_swap" and len(stack) >= 2:
-            stack[-1], stack[-2] = stack[-2], stack[-1]
-        elif name == "DW_OP_over" and len(stack) >= 2:
-            stack.append(stack[-2])
-        elif name == "DW_OP_deref" and stack and stack[-1][0] is not None:
+        elif kind == _PLUS and len(stack) >= 2:
+            (rb, b), (ra, a) = stack.pop(), stack.pop()
+            if ra is not None and rb is not None:
+                return Opaque(f"{name} of two registers")
+            stack.append((ra if rb is None else rb, a + b))
+        elif kind == _MINUS and len(stack) >= 2:
+            (rb, b), (ra, a) = stack.pop(), stack.pop()
+            if rb is not None:
+                return Opaque(f"{name} of two registers")
+            stack.append((ra, a - b))
+        elif kind == _BREGX:
+            reg, off = op.args[0], op.args[1]
+            stack.append((None, pc + off) if reg == pc_reg else (reg, off))
+        elif kind == _UCONST and stack:
+            reg, c = stack.pop()
+            stack.append((reg, c + op.args[0]))
+        elif kind == _DEREF and stack and stack[-1][0] is not None:
             deref = True
+        elif kind == _DUP and stack:
+            stack.append(stack[-1])
+        elif kind == _DROP and stack:
+            stack.pop()
+        elif kind == _SWAP and len(stack) >= 2:
+            stack[-1], stack[-2] = stack[-2], stack[-1]
+        elif kind == _OVER and len(stack) >= 2:
+            stack.append(stack[-2])
         else:
             return Opaque(f"{name} not evaluated")
         if len(stack) > MAX_EXPR_OPS:
