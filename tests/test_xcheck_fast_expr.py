@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from sfcheck.dwarf.cfi import _BIN, _CFA, MAX_EXPR_OPS, Opaque, eval_linear
 from sfcheck.dwarf.expr import Op
+from sfcheck.dwarf.linear_each import eval_linear_each
 from sfcheck.format.fre_rules import RegRule
 
 
@@ -103,3 +104,34 @@ def test_same_as_reference(ops: tuple, pc: int, pc_reg: int | None,
 def test_stack_bound_same_as_reference(deep: int) -> None:
     ops = (Op("DW_OP_breg7", [1]),) + (Op("DW_OP_dup", []),) * deep
     assert eval_linear(ops, 0, 16, None) == reference(ops, 0, 16, None)
+
+
+@settings(max_examples=600)
+@given(st.lists(OPS, max_size=12).map(tuple),
+       st.lists(st.integers(0, 1 << 20), min_size=1, max_size=20),
+       st.sampled_from([16, 6, None]), st.sampled_from([None, 0]))
+@example((Op("DW_OP_breg7", [8]), Op("DW_OP_breg16", [0]), Op("DW_OP_lit15", []),
+          Op("DW_OP_and", []), Op("DW_OP_lit11", []), Op("DW_OP_ge", []),
+          Op("DW_OP_lit3", []), Op("DW_OP_shl", []), Op("DW_OP_plus", [])),
+         list(range(0x1230, 0x1240)), 16, None)
+@example((Op("DW_OP_breg7", [8]), Op("DW_OP_breg16", [0]), Op("DW_OP_minus", [])),
+         [3, 4], 16, None)
+@example((Op("DW_OP_breg7", [8]), Op("DW_OP_lit3", []), Op("DW_OP_minus", []),
+          Op("DW_OP_plus_uconst", [5]), Op("DW_OP_dup", []), Op("DW_OP_swap", []),
+          Op("DW_OP_lit0", []), Op("DW_OP_over", []), Op("DW_OP_drop", []),
+          Op("DW_OP_plus", [])), [3, 4], 16, 0)
+@example((Op("DW_OP_breg16", [0]), Op("DW_OP_lit31", []), Op("DW_OP_shl", []),
+          Op("DW_OP_breg7", [0]), Op("DW_OP_plus", [])), [0, 1, 2, 1 << 20], 16, None)
+def test_each_pc_at_once_same_as_one_by_one(ops: tuple, pcs: list[int], pc_reg: int | None,
+                                            initial: int | None) -> None:
+    """linear_each: one pass over a column of PCs, as eval_linear PC by PC."""
+    try:
+        want: object = [eval_linear(ops, pc, pc_reg, initial) for pc in pcs]
+    except Exception as exc:  # noqa: BLE001 — the same exception as the reference
+        want = type(exc)
+    assert _outcome(lambda o, _pc, r, i: eval_linear_each(o, pcs, r, i), ops, 0, pc_reg,
+                    initial) == want
+
+
+def test_each_pc_of_nothing() -> None:
+    assert eval_linear_each((Op("DW_OP_breg7", [8]),), [], 16, None) == []

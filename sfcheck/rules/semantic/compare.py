@@ -11,6 +11,7 @@ from itertools import repeat
 from math import gcd
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
+from ...dwarf.linear_each import eval_linear_each
 from ...format import constants
 from ...format.abi import Abi
 from ...format.bounds import start_out_of_order
@@ -24,6 +25,7 @@ MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per s
 # On: every PC under an expression that reads no PC is compared on its own, as under any
 # other expression (the reference _windows' shortcut is pinned against, in tests).
 PC_BY_PC = False
+PHASES_AT_ONCE = 64  # a periodic expression's values, all phases evaluated in one pass
 
 
 class Budget:
@@ -135,6 +137,14 @@ def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
             key = (id(cfa), None)  # read at no PC: one value for all
         value = memo.get(key)
         if value is None:
+            if period and period <= PHASES_AT_ONCE:
+                # Every phase at once (_windows reads a whole period after each boundary),
+                # at the PCs of this period: value(pc) depends on pc & (period - 1) alone.
+                base = pc - (pc & (period - 1))
+                for phase, v in enumerate(eval_linear_each(cfa.ops, range(base, base + period),
+                                                           pc_reg, None)):
+                    memo[(id(cfa), phase)] = v
+                return memo[key], row
             value = memo[key] = cfa.at(pc, pc_reg)
         return value, row
     return cfa, row
