@@ -33,6 +33,7 @@ class Settle:
         # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
         # shape share both sides; the verdict holds for any size past `reach`.
         self.verdicts: dict[tuple, tuple[bool, int]] = {}
+        self.steps: dict = {}  # eh_steps' memo: id(.eh_frame rows) -> steps of all of them
 
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
@@ -88,4 +89,4 @@ class Settle:
             last = r
         if not same_start:
             return False
-        return mine == eh_steps(rel, size)
+        return mine == eh_steps(rel, size, self.steps)
