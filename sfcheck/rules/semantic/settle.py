@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import chain, islice
 from operator import lt
 
 from ...dwarf.cfi import CfiRow
@@ -57,7 +57,7 @@ class Settle:
         # The FREs as one bytes object: each token's length follows from `asz` and its info
         # byte, so the joined bytes name the tokens exactly, and a memo entry keeps one
         # object instead of a tuple and two bytes per FRE (rel lives as long as this).
-        key = (asz, id(rel), eh_start == start, b"".join(map(b"".join, toks)))
+        key = (asz, id(rel), eh_start == start, b"".join(chain.from_iterable(toks)))
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
