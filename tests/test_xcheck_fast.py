@@ -61,7 +61,9 @@ def pairs(draw: st.DrawFn) -> tuple[FDE, EhFde, int]:
               rep_size=draw(st.sampled_from([16, 8, 5])))
     start = 0x1000
     eh_start = start - draw(st.integers(0, 8))
-    pcs = sorted(set(draw(st.lists(st.integers(1, 120), max_size=5))))
+    pcs = draw(st.lists(st.integers(1, 120), max_size=5))
+    if draw(st.booleans()):  # else as DW_CFA_set_loc may leave them: unsorted, repeated
+        pcs = sorted(set(pcs))
     rel = tuple(CfiRow(pc, draw(st.sampled_from(CFAS)), draw(st.sampled_from(RAS)),
                        draw(st.sampled_from(FPS))) for pc in [0, *pcs])
     eh = EhFde(eh_start, eh_start + draw(st.integers(1, 140)), rel, 0)
@@ -116,3 +118,16 @@ def test_corpus_same_findings(path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     got = [f.text() for f in check_elf(path).findings]
     monkeypatch.setattr(compare, "PC_BY_PC", True)
     assert got == [f.text() for f in check_elf(path).findings]
+
+
+def test_unsorted_rows_compared_pc_by_pc() -> None:
+    """Rows out of PC order (DW_CFA_set_loc back): _eh_at's bisection finds another row for
+    part of a window, so the window is not one rule: the shortcut must not take it."""
+    fde = FDE(start=0, size=96, info=fde_info(C.FRE_TYPE_ADDR1), fres=(make_fre(0, (8,)),))
+    rows = (CfiRow(0, CFAS[0], RAS[0], None), CfiRow(50, CFAS[1], RAS[0], None),
+            CfiRow(20, EXPRS[0], RAS[0], None))
+    eh = EhFde(0x1000, 0x1060, rows, 0)
+    mp = pytest.MonkeyPatch()
+    fast = _compare(fde, [eh], 0x1000, False, 1 << 20, mp)
+    assert fast == _compare(fde, [eh], 0x1000, True, 1 << 20, mp)
+    assert fast[0]["CFA"][0] == (0x1032, 0x1060)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from math import gcd
+from operator import lt
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
 from ...dwarf.linear_each import eval_linear_each
@@ -158,17 +159,18 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
     expression periodic in the PC, like the PLT's) against PCINC rows changes only at FRE
     starts, and against PCMASK rows repeats with the block: so a window of one joint period
     shows every pair of rules that occurs, and the rest of the row adds nothing new. Other
-    expressions are evaluated PC by PC, within the work budget. The fourth item is 1, or,
-    for an expression that reads no PC (DRAP's ``breg6 -8; deref``), True: its value is
-    one for the whole row (see _eh_at), so the points are the constant rule's and each
-    interval [p, q) stands for the q - p one-PC intervals of the reference (PC_BY_PC),
-    charged to the budget as those.
+    expressions are evaluated PC by PC, within the work budget. The fourth item is True
+    for an expression that reads no PC (DRAP's ``breg6 -8; deref``) in rows sorted by PC:
+    its value is one for the whole row (see _eh_at), which _eh_at finds at every PC of the
+    window, so the points are the constant rule's and each interval [p, q) stands for the
+    q - p one-PC intervals of the reference (PC_BY_PC), charged to the budget as those.
     """
     out: list[tuple[int, int, list[int], bool]] = []
     rep = _rep(fde, h) if fde.pcmask else 0
     if fde.pcmask and rep <= 0:
         return None
     fre_pcs = [] if fde.pcmask else [start + f.start for f in fde.fres]
+    pcs = [r.pc for r in eh.rows]
     for k, r in enumerate(eh.rows):
         x = max(lo, r.pc)
         y = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
@@ -180,7 +182,8 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
             period = budget.expr_values.get(id(r.cfa))
             if period is None:
                 period = budget.expr_values[id(r.cfa)] = r.cfa.period(pc_reg) or 0
-            free = not period and not PC_BY_PC and _pc_free(r.cfa, pc_reg, budget.expr_values)
+            free = (not period and not PC_BY_PC and _pc_free(r.cfa, pc_reg, budget.expr_values)
+                    and all(map(lt, pcs, islice(pcs, 1, None))))
         if fde.pcmask:
             if period:
                 y = min(y, x + rep * period // gcd(rep, period))
