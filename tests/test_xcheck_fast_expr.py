@@ -1,4 +1,4 @@
-"""sfcheck.dwarf.cfi.eval_linear (its branch chosen by the operation's name once, _kind)
+"""sfcheck.dwarf.linear.eval_linear (its branch chosen by the operation's name once, _kind)
 against the if-chain it was written as, kept here as the reference: the same value or
 Opaque reason, or the same exception, on random operation sequences, names that parse
 oddly and operands missing from the stack included."""
@@ -9,9 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sfcheck.dwarf.cfi import _BIN, _CFA, MAX_EXPR_OPS, Opaque, eval_linear
 from sfcheck.dwarf.expr import Op
-from sfcheck.dwarf.linear_each import eval_linear_each
+from sfcheck.dwarf.linear import _BIN, _CFA, MAX_EXPR_OPS, Opaque, eval_linear, eval_linear_each
 from sfcheck.format.fre_rules import RegRule
 
 
@@ -124,7 +123,7 @@ def test_stack_bound_same_as_reference(deep: int) -> None:
           Op("DW_OP_breg7", [0]), Op("DW_OP_plus", [])), [0, 1, 2, 1 << 20], 16, None)
 def test_each_pc_at_once_same_as_one_by_one(ops: tuple, pcs: list[int], pc_reg: int | None,
                                             initial: int | None) -> None:
-    """linear_each: one pass over a column of PCs, as eval_linear PC by PC."""
+    """eval_linear_each: one pass over a column of PCs, as eval_linear PC by PC."""
     try:
         want: object = [eval_linear(ops, pc, pc_reg, initial) for pc in pcs]
     except Exception as exc:  # noqa: BLE001 — the same exception as the reference

@@ -7,9 +7,9 @@ SFrame records, in the terms of :class:`sfcheck.format.fre_rules.RegRule`, so bo
 compare directly:
 
 * CFA: ``reg + offset`` (DW_CFA_def_cfa*), or a DWARF expression.  Expressions
-  are evaluated per PC over linear forms (``reg + const``, optionally loaded),
-  which covers the PLT's ``rsp + 8 + ((rip & 15) >= 11) * 8`` and DRAP's
-  ``*(rbp - 8)``; anything else is :class:`Opaque`.
+  are evaluated per PC over linear forms (``reg + const``, optionally loaded;
+  :mod:`sfcheck.dwarf.linear`), which covers the PLT's ``rsp + 8 + ((rip & 15) >= 11)
+  * 8`` and DRAP's ``*(rbp - 8)``; anything else is :class:`Opaque`.
 * RA and FP: ``None`` when the register keeps its value (no rule, same value,
   and FP undefined), :data:`UNDEFINED` for an undefined RA (outermost frame),
   a RegRule for offset / val_offset / register / (val_)expression rules.
@@ -32,30 +32,11 @@ from . import callframe, ehframe
 from .callframe import RawCfa, RawRule, Row
 from .ehframe import EhFrameError
 from .expr import parse_expr
-
-MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
+from .linear import MAX_EXPR_OPS, Opaque, eval_linear
 
 
 class CfiError(SfcheckError):
     """`.eh_frame` could not be decoded."""
-
-
-class Opaque(Record, frozen=True):
-    """A rule sfcheck cannot compare (an expression outside the linear subset)."""
-
-    __slots__ = ("why",)
-
-    def __init__(self, why: str) -> None:
-        object.__setattr__(self, "why", why)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is a value: its fields do not change")
-
-    def __reduce__(self) -> tuple:  # pickle and copy rebuild it; slot state would setattr
-        return (type(self), tuple(getattr(self, name) for name in self._fields))
-
-    def __str__(self) -> str:
-        return f"<{self.why}>"
 
 
 class _Undefined:
@@ -168,119 +149,6 @@ class EhFdes:
 
     def __iter__(self) -> Iterator[EhFde]:
         return map(self.__getitem__, range(len(self.rels)))
-
-
-# -- expressions ----------------------------------------------------------------------
-
-_BIN = {
-    "DW_OP_and": lambda a, b: a & b, "DW_OP_or": lambda a, b: a | b,
-    "DW_OP_xor": lambda a, b: a ^ b, "DW_OP_mul": lambda a, b: a * b,
-    "DW_OP_shl": lambda a, b: a << b if 0 <= b < 64 else 0,
-    "DW_OP_shr": lambda a, b: (a % (1 << 64)) >> b if 0 <= b < 64 else 0,
-    "DW_OP_shra": lambda a, b: a >> b if 0 <= b < 64 else (-1 if a < 0 else 0),
-    "DW_OP_ge": lambda a, b: int(a >= b), "DW_OP_gt": lambda a, b: int(a > b),
-    "DW_OP_le": lambda a, b: int(a <= b), "DW_OP_lt": lambda a, b: int(a < b),
-    "DW_OP_eq": lambda a, b: int(a == b), "DW_OP_ne": lambda a, b: int(a != b),
-}
-_CFA = -1  # pseudo register: the CFA pushed before a register-rule expression
-
-# eval_linear's branches, by operation name: (kind, the lit's value or breg's register;
-# None when the name does not parse: then the branch's own int() raises as it would).
-_LIT, _CONST, _BREG, _BREGX, _UCONST, _PLUS, _MINUS, _BINOP = range(8)
-_DUP, _DROP, _SWAP, _OVER, _DEREF, _OTHER = range(8, 14)
-_BY_NAME = {"DW_OP_bregx": _BREGX, "DW_OP_plus_uconst": _UCONST, "DW_OP_plus": _PLUS,
-            "DW_OP_minus": _MINUS, "DW_OP_dup": _DUP, "DW_OP_drop": _DROP,
-            "DW_OP_swap": _SWAP, "DW_OP_over": _OVER, "DW_OP_deref": _DEREF}
-_KINDS: dict[str, tuple[int, int | None]] = {}
-
-
-def _kind(name: str) -> tuple[int, int | None]:
-    """The branch of eval_linear's reference order (lit, const, breg, then by name) that
-    takes an operation named `name`; kept for the next expression."""
-    if name.startswith("DW_OP_lit"):
-        kind, at = _LIT, 9
-    elif name.startswith("DW_OP_const"):
-        kind, at = _CONST, 0
-    elif name.startswith("DW_OP_breg") and name != "DW_OP_bregx":
-        kind, at = _BREG, 10
-    else:
-        kind, at = (_BINOP if name in _BIN else _BY_NAME.get(name, _OTHER)), 0
-    value = None
-    if at:
-        try:
-            value = int(name[at:])
-        except ValueError:
-            value = None
-    got = _KINDS[name] = (kind, value)
-    return got
-
-
-def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
-                initial: int | None) -> RegRule | Opaque:
-    """Evaluate a DWARF expression whose value is `reg + const` (then maybe loaded).
-
-    Stack values are (reg or None, const).  `pc_reg` is the DWARF number of the
-    PC (x86-64: 16), read as the concrete `pc`.  `initial` pushes the CFA first
-    (register-rule expressions). An operation whose operands are not on the stack is
-    not evaluated (Opaque). One branch per kind of operation, chosen by its name once
-    (_kind): a PLT's expression is evaluated at each of its 16 PC phases per file.
-    """
-    stack: list[tuple[int | None, int]] = [] if initial is None else [(_CFA, 0)]
-    kinds = _KINDS
-    deref = False
-    for op in ops:
-        if deref:
-            return Opaque("operation after DW_OP_deref")
-        name = op.op_name
-        kind, value = kinds.get(name) or _kind(name)
-        if kind == _BREG:
-            reg = int(name[10:]) if value is None else value
-            off = op.args[0]
-            stack.append((None, pc + off) if reg == pc_reg else (reg, off))
-        elif kind == _LIT:
-            stack.append((None, int(name[9:]) if value is None else value))
-        elif kind == _CONST:
-            stack.append((None, int(op.args[0])))
-        elif kind == _BINOP and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if ra is not None or rb is not None:
-                return Opaque(f"{name} on a register value")
-            stack.append((None, _BIN[name](a, b)))
-        elif kind == _PLUS and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if ra is not None and rb is not None:
-                return Opaque(f"{name} of two registers")
-            stack.append((ra if rb is None else rb, a + b))
-        elif kind == _MINUS and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if rb is not None:
-                return Opaque(f"{name} of two registers")
-            stack.append((ra, a - b))
-        elif kind == _BREGX:
-            reg, off = op.args[0], op.args[1]
-            stack.append((None, pc + off) if reg == pc_reg else (reg, off))
-        elif kind == _UCONST and stack:
-            reg, c = stack.pop()
-            stack.append((reg, c + op.args[0]))
-        elif kind == _DEREF and stack and stack[-1][0] is not None:
-            deref = True
-        elif kind == _DUP and stack:
-            stack.append(stack[-1])
-        elif kind == _DROP and stack:
-            stack.pop()
-        elif kind == _SWAP and len(stack) >= 2:
-            stack[-1], stack[-2] = stack[-2], stack[-1]
-        elif kind == _OVER and len(stack) >= 2:
-            stack.append(stack[-2])
-        else:
-            return Opaque(f"{name} not evaluated")
-        if len(stack) > MAX_EXPR_OPS:
-            return Opaque("expression stack too deep")
-    # The value is the top of the stack (a register-rule expression may leave the CFA below).
-    if not stack or stack[-1][0] is None:
-        return Opaque("expression is not register-relative")
-    reg, off = stack[-1]
-    return RegRule(None if reg == _CFA else reg, off, deref)
 
 
 # -- rows ---------------------------------------------------------------------------

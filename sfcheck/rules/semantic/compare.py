@@ -12,7 +12,7 @@ from math import gcd
 from operator import lt
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
-from ...dwarf.linear_each import eval_linear_each
+from ...dwarf.linear import eval_linear_each
 from ...format import constants
 from ...format.abi import Abi
 from ...format.bounds import start_out_of_order
