@@ -7,9 +7,9 @@ SFrame records, in the terms of :class:`sfcheck.format.fre_rules.RegRule`, so bo
 compare directly:
 
 * CFA: ``reg + offset`` (DW_CFA_def_cfa*), or a DWARF expression.  Expressions
-  are evaluated per PC over linear forms (``reg + const``, optionally loaded),
-  which covers the PLT's ``rsp + 8 + ((rip & 15) >= 11) * 8`` and DRAP's
-  ``*(rbp - 8)``; anything else is :class:`Opaque`.
+  are evaluated per PC over linear forms (``reg + const``, optionally loaded;
+  :mod:`sfcheck.dwarf.linear`), which covers the PLT's ``rsp + 8 + ((rip & 15) >= 11)
+  * 8`` and DRAP's ``*(rbp - 8)``; anything else is :class:`Opaque`.
 * RA and FP: ``None`` when the register keeps its value (no rule, same value,
   and FP undefined), :data:`UNDEFINED` for an undefined RA (outermost frame),
   a RegRule for offset / val_offset / register / (val_)expression rules.
@@ -32,30 +32,11 @@ from . import callframe, ehframe
 from .callframe import RawCfa, RawRule, Row
 from .ehframe import EhFrameError
 from .expr import parse_expr
-
-MAX_EXPR_OPS = 64  # a CFA expression longer than this is not one gas or ld writes
+from .linear import MAX_EXPR_OPS, Opaque, eval_linear
 
 
 class CfiError(SfcheckError):
     """`.eh_frame` could not be decoded."""
-
-
-class Opaque(Record, frozen=True):
-    """A rule sfcheck cannot compare (an expression outside the linear subset)."""
-
-    __slots__ = ("why",)
-
-    def __init__(self, why: str) -> None:
-        object.__setattr__(self, "why", why)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is a value: its fields do not change")
-
-    def __reduce__(self) -> tuple:  # pickle and copy rebuild it; slot state would setattr
-        return (type(self), tuple(getattr(self, name) for name in self._fields))
-
-    def __str__(self) -> str:
-        return f"<{self.why}>"
 
 
 class _Undefined:
@@ -168,82 +149,6 @@ class EhFdes:
 
     def __iter__(self) -> Iterator[EhFde]:
         return map(self.__getitem__, range(len(self.rels)))
-
-
-# -- expressions ----------------------------------------------------------------------
-
-_BIN = {
-    "DW_OP_and": lambda a, b: a & b, "DW_OP_or": lambda a, b: a | b,
-    "DW_OP_xor": lambda a, b: a ^ b, "DW_OP_mul": lambda a, b: a * b,
-    "DW_OP_shl": lambda a, b: a << b if 0 <= b < 64 else 0,
-    "DW_OP_shr": lambda a, b: (a % (1 << 64)) >> b if 0 <= b < 64 else 0,
-    "DW_OP_shra": lambda a, b: a >> b if 0 <= b < 64 else (-1 if a < 0 else 0),
-    "DW_OP_ge": lambda a, b: int(a >= b), "DW_OP_gt": lambda a, b: int(a > b),
-    "DW_OP_le": lambda a, b: int(a <= b), "DW_OP_lt": lambda a, b: int(a < b),
-    "DW_OP_eq": lambda a, b: int(a == b), "DW_OP_ne": lambda a, b: int(a != b),
-}
-_CFA = -1  # pseudo register: the CFA pushed before a register-rule expression
-
-
-def eval_linear(ops: tuple, pc: int, pc_reg: int | None,
-                initial: int | None) -> RegRule | Opaque:
-    """Evaluate a DWARF expression whose value is `reg + const` (then maybe loaded).
-
-    Stack values are (reg or None, const).  `pc_reg` is the DWARF number of the
-    PC (x86-64: 16), read as the concrete `pc`.  `initial` pushes the CFA first
-    (register-rule expressions).
-    """
-    stack: list[tuple[int | None, int]] = [] if initial is None else [(_CFA, 0)]
-    deref = False
-    for op in ops:
-        if deref:
-            return Opaque("operation after DW_OP_deref")
-        name, args = op.op_name, op.args
-        if name.startswith("DW_OP_lit"):
-            stack.append((None, int(name[9:])))
-        elif name.startswith("DW_OP_const"):
-            stack.append((None, int(args[0])))
-        elif name.startswith("DW_OP_breg") and name != "DW_OP_bregx":
-            reg = int(name[10:])
-            stack.append((None, pc + args[0]) if reg == pc_reg else (reg, args[0]))
-        elif name == "DW_OP_bregx":
-            reg, off = args[0], args[1]
-            stack.append((None, pc + off) if reg == pc_reg else (reg, off))
-        elif name == "DW_OP_plus_uconst" and stack:
-            reg, c = stack.pop()
-            stack.append((reg, c + args[0]))
-        elif name in ("DW_OP_plus", "DW_OP_minus") and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if name == "DW_OP_plus" and (ra is None or rb is None):
-                stack.append((ra if rb is None else rb, a + b))
-            elif name == "DW_OP_minus" and rb is None:
-                stack.append((ra, a - b))
-            else:
-                return Opaque(f"{name} of two registers")
-        elif name in _BIN and len(stack) >= 2:
-            (rb, b), (ra, a) = stack.pop(), stack.pop()
-            if ra is not None or rb is not None:
-                return Opaque(f"{name} on a register value")
-            stack.append((None, _BIN[name](a, b)))
-        elif name == "DW_OP_dup" and stack:
-            stack.append(stack[-1])
-        elif name == "DW_OP_drop" and stack:
-            stack.pop()
-        elif name == "DW_OP_swap" and len(stack) >= 2:
-            stack[-1], stack[-2] = stack[-2], stack[-1]
-        elif name == "DW_OP_over" and len(stack) >= 2:
-            stack.append(stack[-2])
-        elif name == "DW_OP_deref" and stack and stack[-1][0] is not None:
-            deref = True
-        else:
-            return Opaque(f"{name} not evaluated")
-        if len(stack) > MAX_EXPR_OPS:
-            return Opaque("expression stack too deep")
-    # The value is the top of the stack (a register-rule expression may leave the CFA below).
-    if not stack or stack[-1][0] is None:
-        return Opaque("expression is not register-relative")
-    reg, off = stack[-1]
-    return RegRule(None if reg == _CFA else reg, off, deref)
 
 
 # -- rows ---------------------------------------------------------------------------

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import islice, repeat
 from math import gcd
+from operator import lt
 
 from ...dwarf.cfi import UNDEFINED, CfaExpr, CfiRow, EhFde, Opaque, Rule
+from ...dwarf.linear import eval_linear_each
 from ...format import constants
 from ...format.abi import Abi
 from ...format.bounds import start_out_of_order
@@ -20,6 +23,10 @@ from .catalog import Mismatch
 
 # Work bound (the interval bound scales with the section sizes, in cross_check).
 MAX_EXPR_PCS = 1 << 16  # PCs evaluated one by one under a CFA expression, per section
+# On: every PC under an expression that reads no PC is compared on its own, as under any
+# other expression (the reference _windows' shortcut is pinned against, in tests).
+PC_BY_PC = False
+PHASES_AT_ONCE = 64  # a periodic expression's values, all phases evaluated in one pass
 
 
 class Budget:
@@ -126,14 +133,19 @@ def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
             key: tuple = (id(cfa), pc & (period - 1))
         else:
             # (not the period's entry: _windows reads that one to choose the PCs it compares)
-            free = memo.get((id(cfa), "pc-free"))
-            if free is None:
-                free = memo[(id(cfa), "pc-free")] = not cfa.reads_pc(pc_reg)
-            if not free:
+            if not _pc_free(cfa, pc_reg, memo):
                 return cfa.at(pc, pc_reg), row
             key = (id(cfa), None)  # read at no PC: one value for all
         value = memo.get(key)
         if value is None:
+            if period and period <= PHASES_AT_ONCE:
+                # Every phase at once (_windows reads a whole period after each boundary),
+                # at the PCs of this period: value(pc) depends on pc & (period - 1) alone.
+                base = pc - (pc & (period - 1))
+                for phase, v in enumerate(eval_linear_each(cfa.ops, range(base, base + period),
+                                                           pc_reg, None)):
+                    memo[(id(cfa), phase)] = v
+                return memo[key], row
             value = memo[key] = cfa.at(pc, pc_reg)
         return value, row
     return cfa, row
@@ -147,23 +159,31 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
     expression periodic in the PC, like the PLT's) against PCINC rows changes only at FRE
     starts, and against PCMASK rows repeats with the block: so a window of one joint period
     shows every pair of rules that occurs, and the rest of the row adds nothing new. Other
-    expressions are evaluated PC by PC, within the work budget.
+    expressions are evaluated PC by PC, within the work budget. The fourth item is True
+    for an expression that reads no PC (DRAP's ``breg6 -8; deref``) in rows sorted by PC:
+    its value is one for the whole row (see _eh_at), which _eh_at finds at every PC of the
+    window, so the points are the constant rule's and each interval [p, q) stands for the
+    q - p one-PC intervals of the reference (PC_BY_PC), charged to the budget as those.
     """
-    out = []
+    out: list[tuple[int, int, list[int], bool]] = []
     rep = _rep(fde, h) if fde.pcmask else 0
     if fde.pcmask and rep <= 0:
         return None
     fre_pcs = [] if fde.pcmask else [start + f.start for f in fde.fres]
+    pcs = [r.pc for r in eh.rows]
     for k, r in enumerate(eh.rows):
         x = max(lo, r.pc)
         y = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
         if x >= y:
             continue
         period = 1
+        free = False  # an expression whose value is the same at every PC
         if isinstance(r.cfa, CfaExpr):
             period = budget.expr_values.get(id(r.cfa))
             if period is None:
                 period = budget.expr_values[id(r.cfa)] = r.cfa.period(pc_reg) or 0
+            free = (not period and not PC_BY_PC and _pc_free(r.cfa, pc_reg, budget.expr_values)
+                    and all(map(lt, pcs, islice(pcs, 1, None))))
         if fde.pcmask:
             if period:
                 y = min(y, x + rep * period // gcd(rep, period))
@@ -171,6 +191,20 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
         else:
             pts = [p for p in fre_pcs if x < p < y]
         pts.append(x)
+        if free:
+            # The reference's one span [x, y), every PC a point: all of [x, y), which holds
+            # the points above. The SFrame row also changes where a PCMASK block starts
+            # (before its first FRE there is none): those are points too.
+            if fde.pcmask:
+                pts.extend(range(start + ((x - start) // rep + 1) * rep, y, rep))
+            budget.expr_pcs -= y - x
+            if budget.expr_pcs >= 0:
+                budget.intervals -= y - x
+            if budget.expr_pcs < 0 or budget.intervals < 0:
+                budget.exhausted = True
+                return None
+            out.append((x, y, sorted(set(pts)), True))
+            continue
         if isinstance(r.cfa, CfaExpr):
             # per PC: the whole row, or one period after each SFrame boundary
             marks = sorted(set(pts))
@@ -188,8 +222,16 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
         if budget.intervals < 0:
             budget.exhausted = True
             return None
-        out.append((x, y, pts))
+        out.append((x, y, pts, False))
     return out
+
+
+def _pc_free(cfa: CfaExpr, pc_reg: int | None, memo: dict) -> bool:
+    """_eh_at's test (and memo entry): the expression reads no PC."""
+    free = memo.get((id(cfa), "pc-free"))
+    if free is None:
+        free = memo[(id(cfa), "pc-free")] = not cfa.reads_pc(pc_reg)
+    return free
 
 
 def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
@@ -211,11 +253,11 @@ def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
         windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
         if windows is None:
             return
-        for _x, y, pts in windows:
+        for _x, y, pts, free in windows:
             for n, p in enumerate(pts):
                 q = pts[n + 1] if n + 1 < len(pts) else y
                 _compare_at(p, q, i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget,
-                            out, opaque)
+                            out, opaque, q - p if free else 1)
 
 
 def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,
@@ -266,8 +308,10 @@ _NONE = object()  # no rule yet (None is one: FP kept)
 
 def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts: list[int],
                 rows: list[_SRow], eh: EhFde, pcs: list[int], pc_reg: int | None,
-                budget: Budget, out: dict[str, Mismatch], opaque: list[str]) -> None:
-    """Compare the rules both sides give for [p, q)."""
+                budget: Budget, out: dict[str, Mismatch], opaque: list[str],
+                reps: int = 1) -> None:
+    """Compare the rules both sides give for [p, q); `reps`: how many one-PC intervals
+    of the reference [p, q) stands for (_windows), each noting its opaque rules."""
     srow = _srow_at(p, start, fde, h, starts, rows)
     got = _eh_at(eh, pcs, p, pc_reg, budget.expr_values)
     if srow is None or got is None:
@@ -280,6 +324,8 @@ def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts:
     for kind, s_rule, e_rule in pairs:
         if isinstance(e_rule, Opaque):
             opaque.append(f"{kind} {e_rule.why} at {p:#x}")
+            if reps > 1:  # (only the first note is shown, and how many there are)
+                opaque.extend(repeat(f"{kind} {e_rule.why} at {p + 1:#x}", reps - 1))
             continue
         if s_rule is e_rule or s_rule == e_rule:
             continue

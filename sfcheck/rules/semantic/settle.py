@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import chain, islice
 from operator import lt
 
 from ...dwarf.cfi import CfiRow
@@ -33,6 +33,7 @@ class Settle:
         # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
         # shape share both sides; the verdict holds for any size past `reach`.
         self.verdicts: dict[tuple, tuple[bool, int]] = {}
+        self.steps: dict = {}  # eh_steps' memo: id(.eh_frame rows) -> steps of all of them
 
     def _rules(self, rest: bytes) -> object:
         h, abi = self.h, self.abi
@@ -56,7 +57,7 @@ class Settle:
         # The FREs as one bytes object: each token's length follows from `asz` and its info
         # byte, so the joined bytes name the tokens exactly, and a memo entry keeps one
         # object instead of a tuple and two bytes per FRE (rel lives as long as this).
-        key = (asz, id(rel), eh_start == start, b"".join(map(b"".join, toks)))
+        key = (asz, id(rel), eh_start == start, b"".join(chain.from_iterable(toks)))
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
@@ -88,4 +89,4 @@ class Settle:
             last = r
         if not same_start:
             return False
-        return mine == eh_steps(rel, size)
+        return mine == eh_steps(rel, size, self.steps)
