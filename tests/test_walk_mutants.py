@@ -1,0 +1,140 @@
+"""The fast path's building blocks (sfcheck/walk), pinned where the equivalence tests cannot
+see a change: the pattern and table builders are cached, so a test process that built them
+once (any section check) never runs their helpers again. Each test here empties those caches
+first and compares the helpers' results with values worked out from the format and the rules'
+predicates (tests/mutation.py's walk group)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sfcheck.format import constants as C
+from sfcheck.format.fre_info_table import INFO
+from sfcheck.rules import fre as R
+from sfcheck.walk import fde_shapes, fre_patterns
+from sfcheck.walk.columns import FdeColumns
+from sfcheck.walk.fre_patterns import (
+    _cls,
+    _fre_shapes,
+    _sext,
+    _slot_bytes,
+    _word,
+    cfa_scale_abi,
+    pattern_abi,
+)
+
+_CACHED = (fre_patterns._cfa_classes, fre_patterns._cfa_word, fre_patterns._slot_word,
+           fre_patterns.fre_pattern, fre_patterns.walk_spec, fde_shapes.type_table,
+           fde_shapes._verdicts, R.quiet_infos, R.legal_counts)
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    for f in _CACHED:
+        f.cache_clear()
+    yield
+    for f in _CACHED:
+        f.cache_clear()
+
+
+def _info(count: int, size_code: int = 0, base_sp: bool = True, mangled: bool = False) -> int:
+    """An fre_info byte (libsframe's SFRAME_V1_FRE_INFO): CFA base bit 0 (1: SP), count in
+    bits 1-4, data-word size code in bits 5-6, mangled RA in bit 7."""
+    return int(base_sp) | count << 1 | size_code << 5 | int(mangled) << 7
+
+
+@pytest.mark.parametrize("value,width,expect", [
+    (0, 1, 0), (0x7F, 1, 127), (0x80, 1, -128), (0xFF, 1, -1), (0x1FF, 1, -1),
+    (0xFF, 2, 255), (0x8000, 2, -0x8000), (0xFFFF, 2, -1), (0x7FFF, 2, 0x7FFF),
+    (0x80000000, 4, -(1 << 31)), (0x7FFFFFFF, 4, (1 << 31) - 1), (0x100, 1, 0),
+])
+def test_sext(value: int, width: int, expect: int) -> None:
+    assert _sext(value, width) == expect
+
+
+@settings(deadline=None)
+@given(st.sets(st.integers(0, 255), min_size=1))
+def test_cls_matches_exactly_its_bytes(values: set[int]) -> None:
+    cls = re.compile(_cls(sorted(values)), re.DOTALL)
+    for b in range(256):
+        assert (cls.fullmatch(bytes([b])) is not None) == (b in values), b
+
+
+@pytest.mark.parametrize("values,expect", [
+    ([5], b"[\\x05]"),
+    ([1, 2, 3, 5], b"[\\x01-\\x03\\x05]"),
+    ([0, 2, 1, 2], b"[\\x00-\\x02]"),  # sorted, duplicates merged
+    ([0, 0xFE, 0xFF], b"[\\x00\\xfe-\\xff]"),
+    (range(256), b"."),
+    (range(255), b"[\\x00-\\xfe]"),
+])
+def test_cls_text(values, expect: bytes) -> None:
+    assert _cls(values) == expect
+
+
+def test_word_places_low_and_top_bytes() -> None:
+    assert _word(2, False, b"L", b"T") == b"LT"
+    assert _word(2, True, b"L", b"T") == b"TL"
+    assert _word(4, False, b"L", b"T") == b"L..T"
+    assert _word(4, True, b"L", b"T") == b"T..L"
+    with pytest.raises(ValueError, match="single-byte"):
+        _word(1, False, b"L", b"T")
+
+
+@pytest.mark.parametrize("stored", [0, 1, -1, 20, 0x7F])
+def test_cfa_scale_abi(stored: int) -> None:
+    # s390x stores (CFA offset - 160) / 8: binutils' SFRAME_V2_S390X_CFA_OFFSET_DECODE
+    # multiplies by 8 and subtracts the adjustment, SFRAME_S390X_SP_VAL_OFFSET (-160)
+    assert cfa_scale_abi(C.ABI_S390X_BE, stored) == stored * 8 + 160
+    for abi in (C.ABI_AMD64_LE, C.ABI_AARCH64_LE, C.ABI_AARCH64_BE, 0, 255):
+        assert cfa_scale_abi(abi, stored) == stored
+
+
+def test_pattern_abi_classes() -> None:
+    for abi in (C.ABI_S390X_BE, C.ABI_AARCH64_LE, C.ABI_AARCH64_BE):
+        assert pattern_abi(abi) == abi
+    for abi in (C.ABI_AMD64_LE, 0, 5, 255):
+        assert pattern_abi(abi) == C.ABI_AMD64_LE
+
+
+def test_slot_bytes_are_the_even_ones() -> None:
+    assert _slot_bytes() == list(range(0, 256, 2))
+
+
+@pytest.mark.parametrize("abi", [C.ABI_AMD64_LE, C.ABI_AARCH64_LE, C.ABI_S390X_BE])
+@pytest.mark.parametrize("version,fixed", [(1, 0), (2, 1), (3, 0), (3, 2)])
+def test_fre_shapes(abi: int, version: int, fixed: int) -> None:
+    shapes = _fre_shapes(abi, version, fixed)
+    s390x = abi == C.ABI_S390X_BE
+    pauth = abi != C.ABI_AMD64_LE and not s390x
+    lowest = 1 if version == 1 else 0
+    expect = []
+    for info in range(256):
+        count, code = info >> 1 & 0xF, info >> 5 & 3
+        if code == 3 or not lowest <= count < 4 - fixed:
+            continue
+        if info >> 7 and not pauth:
+            continue
+        if count * (1, 2, 4)[code] > C.MAX_DATAWORD_BYTES:
+            continue
+        expect.append((info, (1, 2, 4)[code], count, bool(info & 1), s390x))
+    assert shapes == expect
+    # the shape of one plain FRE: CFA = SP + 1-byte word, RA and FP words as the header allows
+    assert (_info(3 - fixed), 1, 3 - fixed, True, s390x) in shapes
+
+
+def test_fre_shapes_tuple_fields_follow_info() -> None:
+    by_info = {s[0]: s for s in _fre_shapes(C.ABI_AMD64_LE, 3, 1)}
+    assert by_info[_info(2, 1, base_sp=False)] == (_info(2, 1, base_sp=False), 2, 2, False,
+                                                   False)
+    assert by_info[_info(1, 2)] == (_info(1, 2), 4, 1, True, False)
+    assert _info(2, 3) not in by_info  # size code 3: fre-size-code's
+    assert all(INFO[i].valid for i in by_info)
+
+
+def test_fdecolumns_repr() -> None:
+    assert repr(FdeColumns([(1, 2, 0), (3, 4, 1)])) == "FdeColumns([(1, 2, 0), (3, 4, 1)])"
