@@ -138,3 +138,27 @@ def test_fre_shapes_tuple_fields_follow_info() -> None:
 
 def test_fdecolumns_repr() -> None:
     assert repr(FdeColumns([(1, 2, 0), (3, 4, 1)])) == "FdeColumns([(1, 2, 0), (3, 4, 1)])"
+
+
+def test_context_field_properties() -> None:
+    """SectionContext's properties are made by _input_field/_state_field while the class is
+    created; made again here, they read (and, for the pass state, write) the named part."""
+    from sfcheck.walk import context
+
+    ctx = context.SectionContext("f.o", ".sframe", 0x1000, b"\x01\x02", relocatable=True,
+                                 fres_walked=True, block_ends=[7])
+    for name, value in (("path", "f.o"), ("name", ".sframe"), ("vma", 0x1000),
+                        ("data", b"\x01\x02"), ("relocatable", True)):
+        prop = context._input_field(name)
+        assert prop.fget(ctx) == value
+        assert prop.fset is None  # read-only: the input is frozen
+        assert name in prop.__doc__
+    prop = context._state_field("block_ends")
+    assert prop.fget(ctx) == [7]
+    prop.fset(ctx, [9, 11])
+    assert ctx.pass_state.block_ends == [9, 11]
+    assert prop.fget(ctx) == [9, 11]
+    assert "block_ends" in prop.__doc__
+    walked = context._state_field("fres_walked")
+    walked.fset(ctx, False)
+    assert ctx.pass_state.fres_walked is False and walked.fget(ctx) is False
