@@ -162,3 +162,54 @@ def test_context_field_properties() -> None:
     walked = context._state_field("fres_walked")
     walked.fset(ctx, False)
     assert ctx.pass_state.fres_walked is False and walked.fget(ctx) is False
+
+
+def test_fdecolumns_numbering_and_indexing() -> None:
+    cols = FdeColumns()
+    cols.add(10, 1, 0)
+    cols.add(20, 2, 1)
+    assert cols.fdes is None  # every FDE so far has its entry
+    cols.add(40, 4, 3)  # FDE 2 skipped: the FDE column starts
+    assert list(cols.fdes) == [0, 1, 3]
+    cols.extend(5, [50, 60], [5, 6])
+    assert list(cols) == [(10, 1, 0), (20, 2, 1), (40, 4, 3), (50, 5, 5), (60, 6, 6)]
+    assert cols[2] == (40, 4, 3) and cols[-1] == (60, 6, 6)
+    assert cols[1:3] == [(20, 2, 1), (40, 4, 3)]
+    assert len(cols) == 5
+    with pytest.raises(IndexError):
+        cols[5]
+    plain = FdeColumns([(1, 2, 0), (3, 4, 1), (5, 6, 2)])
+    assert plain.fdes is None
+    assert plain[-1] == (5, 6, 2) and plain[-3] == (1, 2, 0) and plain[0] == (1, 2, 0)
+    plain.extend(3, [7], [8])
+    assert plain.fdes is None and plain[3] == (7, 8, 3)
+
+
+def test_fdecolumns_overflow_to_lists() -> None:
+    """A start at 2**63 or more does not fit the "q" array: that column becomes a list
+    holding every value, the other stays an array."""
+    big = 1 << 63
+    cols = FdeColumns([(1, 2, 0)])
+    cols.add(big, 3, 1)
+    assert isinstance(cols._a, list) and not isinstance(cols._b, list)
+    assert list(cols) == [(1, 2, 0), (big, 3, 1)]
+    cols = FdeColumns([(1, 2, 0)])
+    cols.add(4, big, 1)
+    assert isinstance(cols._b, list) and not isinstance(cols._a, list)
+    assert list(cols) == [(1, 2, 0), (4, big, 1)]
+    cols = FdeColumns([(1, 2, 0)])
+    cols.extend(1, [5, big, 7], [6, 8, 9])  # array.extend stops at the value that fails
+    assert list(cols) == [(1, 2, 0), (5, 6, 1), (big, 8, 2), (7, 9, 3)]
+    cols = FdeColumns([(1, 2, 0)])
+    cols.extend(1, [5, 6], [big, 3])
+    assert list(cols) == [(1, 2, 0), (5, big, 1), (6, 3, 2)]
+
+
+def test_fdecolumns_equality() -> None:
+    cols = FdeColumns([(1, 2, 0), (3, 4, 2)])
+    assert cols == [(1, 2, 0), (3, 4, 2)]
+    assert cols != [(1, 2, 0), (3, 4, 1)]
+    assert cols != [(1, 2, 0)]
+    assert cols != [(1, 2, 0), (3, 4, 2), (5, 6, 3)]
+    assert (cols == 5) is False  # not a sequence: NotImplemented, then identity
+    assert FdeColumns.__eq__(cols, 5) is NotImplemented
