@@ -213,3 +213,84 @@ def test_fdecolumns_equality() -> None:
     assert cols != [(1, 2, 0), (3, 4, 2), (5, 6, 3)]
     assert (cols == 5) is False  # not a sequence: NotImplemented, then identity
     assert FdeColumns.__eq__(cols, 5) is NotImplemented
+
+
+def _sink(**kw):
+    from sfcheck.walk.context import SectionContext
+    return SectionContext("f", ".sframe", 0, b"", **kw)
+
+
+def test_sink_cap_count_only_and_count_more() -> None:
+    from sfcheck.rules.fde import UNSORTED
+    from sfcheck.walk.context import MAX_PER_RULE
+
+    ctx = _sink()
+    assert ctx.count_only(UNSORTED) is False  # undecided: emit decides
+    for k in range(MAX_PER_RULE - 1):
+        ctx.emit(UNSORTED, "m", offset=k, fde=k)
+    assert ctx.count_only(UNSORTED) is False  # one more is still kept
+    assert ctx.counts[UNSORTED.id] == MAX_PER_RULE - 1
+    ctx.emit(UNSORTED, "m", offset=99, fde=49)
+    assert ctx.count_only(UNSORTED) is True  # past the cap: counted here, as emit would
+    assert ctx.counts[UNSORTED.id] == MAX_PER_RULE + 1
+    ctx.count_more(UNSORTED, 4)
+    assert ctx.counts[UNSORTED.id] == MAX_PER_RULE + 5
+    assert len(ctx.findings) == MAX_PER_RULE
+    assert [(f.location.offset, f.location.fde) for f in ctx.findings[-2:]] == [(48, 48),
+                                                                                (99, 49)]
+    ctx.finish()
+    last = ctx.findings[-1]
+    assert (last.rule, last.severity, last.location.offset) == (UNSORTED.id,
+                                                                UNSORTED.severity, None)
+    assert last.message.startswith("5 more findings")
+
+
+def test_sink_count_only_for_rules_off_or_claimed() -> None:
+    from sfcheck.rules.fde import UNSORTED
+    from sfcheck.rules.layout import FRE_OVERLAP
+
+    off = _sink(enabled=lambda r: r.id != UNSORTED.id)
+    off.emit(UNSORTED, "m", fde=0)
+    assert off.findings == [] and off.count_only(UNSORTED) is True
+    off.count_more(UNSORTED, 3)
+    assert off.counts[UNSORTED.id] == 0
+    claimed = _sink(claimed={UNSORTED.id})
+    claimed.emit(UNSORTED, "m", fde=0)
+    claimed.emit(FRE_OVERLAP, "m", fde=0)
+    assert [f.rule for f in claimed.findings] == [FRE_OVERLAP.id]
+    assert claimed.count_only(UNSORTED) is True and claimed.count_only(FRE_OVERLAP) is False
+    claimed.count_more(UNSORTED, 3)
+    assert claimed.counts[UNSORTED.id] == 0
+
+
+def test_sink_claim_drops_findings_and_counts() -> None:
+    from sfcheck.rules.defect import CONCATENATED
+    from sfcheck.rules.fde import UNSORTED
+    from sfcheck.rules.layout import FRE_OVERLAP
+
+    ctx = _sink()
+    ctx.emit(UNSORTED, "m", fde=1)
+    ctx.emit(FRE_OVERLAP, "m", fde=2)
+    ctx.claim(CONCATENATED, (UNSORTED.id,))
+    assert [(f.rule, f.location.fde) for f in ctx.findings] == [(FRE_OVERLAP.id, 2)]
+    assert UNSORTED.id not in ctx.counts and ctx.counts[FRE_OVERLAP.id] == 1
+    assert ctx.claimed == {UNSORTED.id}
+    ctx.emit(UNSORTED, "m", fde=3)  # claimed: dropped from now on
+    assert len(ctx.findings) == 1
+    off = _sink(enabled=lambda r: r.id != CONCATENATED.id)
+    off.emit(UNSORTED, "m", fde=1)
+    off.claim(CONCATENATED, (UNSORTED.id,))  # the defect rule is off: it explains nothing
+    assert [f.rule for f in off.findings] == [UNSORTED.id] and off.claimed == set()
+    assert off.counts[UNSORTED.id] == 1
+
+
+def test_sink_count_only_with_decisions_shared() -> None:
+    """A file's sections share the decisions (`decided`), not the counts: a rule decided in
+    an earlier section, never emitted in this one, is below the cap here."""
+    from sfcheck.rules.fde import UNSORTED
+
+    first = _sink()
+    first.emit(UNSORTED, "m", fde=0)
+    second = _sink(decided=first.decided)
+    assert second.count_only(UNSORTED) is False
+    assert UNSORTED.id not in second.counts
