@@ -294,3 +294,119 @@ def test_sink_count_only_with_decisions_shared() -> None:
     second = _sink(decided=first.decided)
     assert second.count_only(UNSORTED) is False
     assert UNSORTED.id not in second.counts
+
+
+# ---------------------------------------------------------------------------
+# fast.py's C-level helpers, against plain loops.
+
+@settings(deadline=None)
+@given(st.sampled_from([1, 2, 4]), st.data())
+def test_increasing_pairs_counts_like_a_loop(asz: int, data) -> None:
+    from array import array
+
+    from sfcheck.format.fde_table import UCODE
+    from sfcheck.walk.fast import increasing_pairs
+
+    top = (1 << (8 * asz)) - 1
+    vals = data.draw(st.lists(st.one_of(st.integers(0, top), st.sampled_from([0, 1, top,
+                                                                              top - 1])),
+                              max_size=40))
+    seq = bytes(vals) if asz == 1 else array(UCODE[asz], vals)
+    expect = sum(a < b for a, b in zip(vals, vals[1:], strict=False))
+    assert increasing_pairs(seq, asz) == expect
+
+
+def test_increasing_pairs_edges() -> None:
+    from array import array
+
+    from sfcheck.walk.fast import increasing_pairs
+
+    assert increasing_pairs(b"", 1) == 0 and increasing_pairs(b"\x05", 1) == 0
+    assert increasing_pairs(b"\x00\xff", 1) == 1 and increasing_pairs(b"\xff\x00", 1) == 0
+    assert increasing_pairs(b"\x01\x01\x02", 1) == 1
+    assert increasing_pairs(array("I", [0, 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFF]), 4) == 2
+    assert increasing_pairs(array("H", [1, 2, 3, 4, 5]), 2) == 4
+
+
+def test_mark_helpers_or_flags() -> None:
+    from sfcheck.walk.fast import _mark, _mark_bytes
+
+    bad = bytearray(b"\x00\x01\x00\x00\x01")
+    _mark_bytes(bad, b"\x01\x00\x00\x01\x00")
+    assert bad == bytearray(b"\x01\x01\x00\x01\x01")
+    _mark(bad, [False, False, True, False, False])
+    assert bad == bytearray(b"\x01\x01\x01\x01\x01")
+    one = bytearray(1)
+    _mark_bytes(one, b"\x01")
+    assert one == bytearray(b"\x01")
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_starts_reads_each_width(big: bool) -> None:
+    from sfcheck.walk.fast import _starts
+
+    order = "big" if big else "little"
+    assert _starts(b"\x03\x01", 1, big) == b"\x03\x01"
+    assert list(_starts((0x102).to_bytes(2, order) + (7).to_bytes(2, order), 2, big)) == [
+        0x102, 7]
+    assert list(_starts((0x1020304).to_bytes(4, order), 4, big)) == [0x1020304]
+
+
+def test_fast_fre_type_and_table() -> None:
+    from sfcheck.walk.fde_shapes import fast_fre_type, type_table
+
+    table = type_table()
+    assert len(table) == 256
+    for info in range(256):
+        t = info & C.FDE_INFO_FRE_TYPE
+        expect = t if not info & C.FDE_INFO_PCMASK and t <= C.FRE_TYPE_ADDR4 else 255
+        assert fast_fre_type(info) == expect == table[info], hex(info)
+    assert fast_fre_type(0) == 0 and fast_fre_type(2) == 2 and fast_fre_type(3) == 255
+    assert fast_fre_type(C.FDE_INFO_PCMASK) == 255
+
+
+_HEADERS: dict = {}
+
+
+def _header(version: int):
+    if version in _HEADERS:
+        return _HEADERS[version]
+    from sfcheck.format.decode import decode_header
+
+    from synth import encode_tiled, plan
+
+    h = _HEADERS[version] = decode_header(encode_tiled(plan(20, version, seed=3)))
+    return h
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.sampled_from([1, 2, 3]), st.data())
+def test_noisy_fdes_is_the_verdict_of_each_shape(version: int, data) -> None:
+    """noisy_fdes' layers, ORed, flag exactly the FDEs whose shape _verdict (check_fde on a
+    probe) sends to the reference path, whichever shortcut it takes."""
+    from sfcheck.rules import fde as fde_rules
+    from sfcheck.walk.fde_shapes import _verdict, noisy_fdes, type_table
+
+    h = _header(version)
+    n = data.draw(st.integers(1, 24))
+    pool = data.draw(st.lists(st.integers(0, 255), min_size=1, max_size=3))
+    infos = bytes(data.draw(st.lists(st.sampled_from(pool + [0, 1, 2]), min_size=n,
+                                     max_size=n)))
+    info2s = bytes(data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n,
+                                      max_size=n))) if version == 3 else bytes(n)
+    reps = bytes(data.draw(st.lists(st.sampled_from([0, 0, 8, 16]), min_size=n,
+                                    max_size=n))) if version > 1 else bytes(n)
+    pads = data.draw(st.lists(st.sampled_from([0, 0, 1]), min_size=n, max_size=n)) \
+        if version == 2 else bytes(n)
+    counts = data.draw(st.lists(st.sampled_from([0, 1, 1, 2, 300]), min_size=n, max_size=n))
+    sizes = data.draw(st.lists(st.sampled_from([0, 1, 16, 100, 5000, 70000]), min_size=n,
+                               max_size=n))
+    columns = {"info": infos, "info2": info2s, "rep_size": reps, "padding": pads,
+               "num_fres": counts}
+    layers = noisy_fdes(h, dict(columns), sizes, infos.translate(type_table()))
+    got = [int(any(layer[k] for layer in layers)) for k in range(n)]
+    expect = [int(_verdict(h, (infos[k], info2s[k], reps[k], pads[k],
+                               fde_rules.size_class(sizes[k]), counts[k])))
+              for k in range(n)]
+    assert got == expect
+    assert all(len(layer) == n for layer in layers)
