@@ -410,3 +410,18 @@ def test_noisy_fdes_is_the_verdict_of_each_shape(version: int, data) -> None:
               for k in range(n)]
     assert got == expect
     assert all(len(layer) == n for layer in layers)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_noisy_fdes_size_class_from_the_info_byte(version: int) -> None:
+    """Every FDE of one FRE type in one size class: the class follows from the info byte,
+    including for bytes the patterns cannot walk (PCMASK, FRE type 3), which are flagged."""
+    from sfcheck.walk.fde_shapes import noisy_fdes, type_table
+
+    h = _header(version)
+    infos = bytes([0x00, C.FDE_INFO_PCMASK, 0x03, 0x00, 0x00])
+    n = len(infos)
+    columns = {"info": infos, "info2": bytes(n), "rep_size": bytes(n), "padding": bytes(n),
+               "num_fres": [1, 1, 1, 1, 1]}
+    layers = noisy_fdes(h, columns, [100] * n, infos.translate(type_table()))
+    assert [int(any(layer[k] for layer in layers)) for k in range(n)] == [0, 1, 1, 0, 0]
