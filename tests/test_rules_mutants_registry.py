@@ -37,3 +37,19 @@ def test_rule_refuses_unknown_groups_and_duplicates(empty: dict) -> None:
     assert empty["x-a"].group == "elf"
     for group in registry.GROUPS:
         assert registry.rule(f"x-{group}", group, "info", "t", "e", "h").group == group
+
+
+def test_order_sorts_by_group_then_declaration(monkeypatch) -> None:
+    """rules._order (run once at import) puts RULES in catalogue order: by GROUPS, each
+    group as declared."""
+    import sfcheck.rules as rules_pkg
+
+    def make(rule_id: str, group: str) -> registry.Rule:
+        return registry.Rule(rule_id, group, Severity.INFO, "t", "e", "h")
+
+    mixed = {r.id: r for r in (make("d1", "defect"), make("f1", "fre"), make("h1", "header"),
+                                make("f0", "fre"), make("h0", "header"), make("l1", "layout"))}
+    monkeypatch.setattr(rules_pkg, "RULES", mixed)
+    rules_pkg._order()
+    assert list(mixed) == ["h1", "h0", "l1", "f1", "f0", "d1"]
+    assert all(mixed[k].id == k for k in mixed)
