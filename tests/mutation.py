@@ -30,6 +30,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+
+def _top_level(directory: str) -> list[str]:
+    """The modules directly in `directory` (not in its packages), as only_mutate paths."""
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / directory).glob("*.py"))
+
+
+def _present(*names: str) -> list[str]:
+    """The test files of `names` that exist (new mutant-killing files join when added)."""
+    return [f"tests/{n}" for n in names if (ROOT / "tests" / n).exists()]
+
+
+# tests/test_fastpath_equivalence.py takes about six minutes, 90 % of it in its three
+# byte-flipping loops (300 copies of a 400-FDE section per case); its other tests, selected by
+# node id, compare the two paths in under a minute and keep one survivor's run short
+_FAST_EQUIVALENCE = [f"tests/test_fastpath_equivalence.py::{t}" for t in (
+    "test_generated_sections", "test_damaged_sections", "test_fast_path_used_on_clean_sections",
+    "test_aliased_blocks_before_clean_ones", "test_real_sections_present", "test_real_sections",
+    "test_function_range_shortcut", "test_dump_generated_and_damaged",
+    "test_blocks_out_of_table_order")]
+_RULES_MUTANTS = sorted(f"tests/{p.name}" for p in (ROOT / "tests").glob("test_rules_mutants_*.py"))
+_WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py")
+
 # group -> (modules to mutate, test files that cover them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "waivers": (["sfcheck/waivers.py"], ["tests/test_waivers.py", "tests/test_waivers_parse.py",
@@ -51,10 +74,27 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_fre_blocks_decoder.py",
                                       "tests/test_format_mutants_encode.py",
                                       "tests/test_format_mutants_decode.py"]),
-    "rules": (["sfcheck/rules/*.py"], ["tests/test_rules.py", "tests/test_elf_rules.py",
-                                       "tests/test_rule_locations.py",
-                                       "tests/test_rule_fde_no_fres.py",
-                                       "tests/test_fastpath_equivalence.py"]),
+    # mutmut matches only_mutate with fnmatch, whose `*` crosses `/`: "sfcheck/rules/*.py"
+    # would mutate rules/semantic/ too (its own group), so the top-level modules are listed
+    "rules": (_top_level("sfcheck/rules"),
+              ["tests/test_rules.py", "tests/test_elf_rules.py", "tests/test_rule_locations.py",
+               "tests/test_rule_fde_no_fres.py", "tests/test_rule_versions.py",
+               "tests/test_rule_location_catalogue.py", "tests/test_profiles.py",
+               "tests/test_profiles_objects.py", "tests/test_coverage.py",
+               "tests/test_defect_raw_copy.py", "tests/test_catalog_order.py",
+               "tests/test_citations.py", "tests/test_fast_classes.py",
+               "tests/test_elf_shipped.py", "tests/test_cross_check_nobits.py",
+               "tests/test_userrules.py", "tests/test_gate_edges.py", "tests/test_context.py",
+               "tests/test_layout_blocks.py", "tests/test_semantic.py",
+               *_FAST_EQUIVALENCE, *_RULES_MUTANTS]),
+    # the fast path (the C walk, _frewalk.c, is built by the script, not mutated)
+    "walk": (_top_level("sfcheck/walk"),
+             ["tests/test_fast_classes.py", "tests/test_frewalk.py", "tests/test_walk_paths.py",
+              "tests/test_semantic_shared_walk.py", "tests/test_rules.py",
+              "tests/test_context.py", "tests/test_ranges.py", "tests/test_layout_blocks.py",
+              "tests/test_rule_versions.py", "tests/test_rule_location_catalogue.py",
+              "tests/test_coverage.py", "tests/test_defect_raw_copy.py",
+              *_FAST_EQUIVALENCE, *_WALK_MUTANTS]),
     "semantic": (["sfcheck/rules/semantic/*"], ["tests/test_semantic.py",
                                                 "tests/test_semantic_units.py",
                                                 "tests/test_semantic_settle.py",
