@@ -396,10 +396,10 @@ def _v3_by_fde(table: SFrameTable, text: tuple[int, int], memo: v3series.Memo,
     FDEs read differently (a fault in the model's record or FREs, PCMASK, signal, no
     FREs, other FRE starts or end), and rows without data words or whose words fault.
 
-    An FDE both read alike whose every row passes the walk (_quiet) has nothing to report
-    at any PC it holds: probe_pcs leaves out the PCs of such an FDE that lie inside it
-    (all of them when it ends at or below the next start), and the PCs it still lists
-    that land in one are skipped, so only the other FDEs are compared PC by PC."""
+    An FDE both read alike whose every row passes the walk (a quiet FDE: _passes) has
+    nothing to report at any PC it holds. When it also holds every PC it is probed at (it
+    ends at or below the next start), probe_pcs leaves those out; a PC still listed that
+    lands in a quiet FDE is skipped. Only the PCs of other FDEs are compared one by one."""
     h = table.header
     assert h is not None
     addrs = memo.addrs
