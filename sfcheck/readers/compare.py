@@ -11,11 +11,11 @@ the model and the reference agree everywhere gets none.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import islice
-from operator import add, lt
+from itertools import compress, islice
+from operator import add, itemgetter, lt
 from typing import NamedTuple
 
 from ..errors import DecodeError
@@ -23,7 +23,7 @@ from ..format import constants
 from ..format.abi import ABIS
 from ..format.fde_table import Columns
 from ..format.fre_rules import RegRule, fre_rules
-from ..unwind.table import Miss, Row, SFrameTable
+from ..unwind.table import Miss, Row, Rows, SFrameTable
 from . import rfc2023, v3series
 from .outcome import DIV0, EFAULT, EINVAL, PAST, REFUSED, ROW, UNINIT, Outcome
 
@@ -62,14 +62,21 @@ class Probe(NamedTuple):
 
 
 _WEAK = (None, "gap", "below")  # a PC probed for one of these takes any later reason
+# An FDE both readers read alike: (start, end, FRE starts, each FRE's row, FDE type).
+Span = tuple[int, int, list[int], Sequence[v3series.FreRow], int]
 
 
-def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
+def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES,
+              quiet: Callable[[int, Rows], bool] | None = None) -> list[Probe]:
     """Function starts, row starts (PCMASK: in the first two blocks), last bytes, the
     first byte after each function when no function holds it, and the byte below the
     lowest function; each PC once, in the order first probed, with the reason of its
     first probe that is not a gap (a PC that is both a gap of one FDE and a start of
-    the next is a start)."""
+    the next is a start).
+
+    `quiet(i, table.rows(i))`, asked of each FDE that decodes, says the caller will report
+    nothing at any PC that FDE `i` itself holds: its start, rows and last byte are then
+    left out (the rest of the list is unchanged: in order, with the same reasons)."""
     h = table.header
     if h is None:
         return []
@@ -83,33 +90,36 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES) -> list[Probe]:
     pcs = table.func_starts  # the index's column: what func_start gives per FDE
     for i in range(0, n, step):
         try:
-            fde, fre_starts, _ = table.rows(i)
+            got = table.rows(i)
         except DecodeError:
             continue
+        fde, fre_starts = got[0], got[1]
         s = (pcs[i] if pcs else h.func_start(i, fde.start, base)) & MASK64
         if lowest is None or s < lowest:
             lowest = s
-        if get(s) in _WEAK:
-            where[s] = "start"
         size = fde.size
-        rep = 16 if v1 else fde.rep_size
-        if rep and fde.pcmask:
-            for fs in islice(fre_starts, MAX_FRE_PROBES):
-                for b in (0, rep):
-                    if b + fs < size:
-                        pc = (s + b + fs) & MASK64
+        if quiet is None or not quiet(i, got):
+            if get(s) in _WEAK:
+                where[s] = "start"
+            rep = 16 if v1 else fde.rep_size
+            if rep and fde.pcmask:
+                for fs in islice(fre_starts, MAX_FRE_PROBES):
+                    for b in (0, rep):
+                        if b + fs < size:
+                            pc = (s + b + fs) & MASK64
+                            if get(pc) in _WEAK:
+                                where[pc] = "row"
+            else:
+                for fs in islice(fre_starts, MAX_FRE_PROBES):
+                    if fs < size:
+                        pc = (s + fs) & MASK64
                         if get(pc) in _WEAK:
                             where[pc] = "row"
-        else:
-            for fs in islice(fre_starts, MAX_FRE_PROBES):
-                if fs < size:
-                    pc = (s + fs) & MASK64
-                    if get(pc) in _WEAK:
-                        where[pc] = "row"
+            if size:
+                pc = (s + size - 1) & MASK64
+                if get(pc) in _WEAK:
+                    where[pc] = "last byte"
         if size:
-            pc = (s + size - 1) & MASK64
-            if get(pc) in _WEAK:
-                where[pc] = "last byte"
             pc = (s + size) & MASK64
             if pc not in where:  # a gap takes only a PC not yet probed ("below" comes last)
                 where[pc] = "gap"
@@ -337,7 +347,7 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
     `reference` walks every row afresh (what the memoised walk verdicts are tested
     against)."""
     table = SFrameTable(data, vma=vma)
-    probes = probe_pcs(table, limit)
+    probes: list[Probe] | None = None  # made for the first registration that needs them
     walked: WalkMemo | None = None if reference else set()
     spans = None if reference else _reference_spans(table, data)
     for text in texts or [(0, MASK64)]:
@@ -347,8 +357,10 @@ def run_v3(data: bytes, vma: int = 0, texts: Sequence[tuple[int, int]] = (),
             continue
         memo = v3series.Memo(data, sec)
         if walked is not None and spans is not None and memo.addrs == spans[0]:
-            yield from _v3_by_fde(table, probes, text, memo, spans[1], walked)
+            yield from _v3_by_fde(table, text, memo, spans[1], walked, limit)
             continue
+        if probes is None:
+            probes = probe_pcs(table, limit)
         for probe in probes:
             if text[0] <= probe.pc < text[1]:
                 d = _classify(table, probe, v3series.lookup(data, sec, probe.pc, memo),
@@ -372,9 +384,8 @@ def _reference_spans(table: SFrameTable, data: bytes) -> tuple[list[int], list[i
     return pcs, list(map(add, pcs, cols.sizes))
 
 
-def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
-               memo: v3series.Memo, ends: list[int],
-               walked: WalkMemo) -> Iterator[Disagreement]:
+def _v3_by_fde(table: SFrameTable, text: tuple[int, int], memo: v3series.Memo,
+               ends: list[int], walked: WalkMemo, limit: int) -> Iterator[Disagreement]:
     """run_v3's comparison for one registration where the model's function starts
     (memo.addrs) are the reference's, strictly increasing, `ends` the reference's function
     ends: both then pick the same FDE for every PC, and the rows are chosen once per FDE
@@ -383,34 +394,54 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
     and otherwise the same row, whose outcome is its rules' walk verdict (kept per row
     key, as _classify keeps it per rule triple). Every other PC takes the per-PC path:
     FDEs read differently (a fault in the model's record or FREs, PCMASK, signal, no
-    FREs, other FRE starts or end), and rows without data words or whose words fault."""
+    FREs, other FRE starts or end), and rows without data words or whose words fault.
+
+    An FDE both read alike whose every row passes the walk (a quiet FDE: _passes) has
+    nothing to report at any PC it holds. When it also holds every PC it is probed at (it
+    ends at or below the next start), probe_pcs leaves those out; a PC still listed that
+    lands in a quiet FDE is skipped. Only the PCs of other FDEs are compared one by one."""
     h = table.header
     assert h is not None
     addrs = memo.addrs
     assert addrs is not None
     lo, hi = text
-    # FDE -> (start, end, FRE starts, each FRE's key), or None: per PC
-    same: dict[int, tuple[int, int, list[int], list[v3series.FreKey]] | None] = {}
-    passed: set[v3series.FreKey] = set()  # rows whose rules' walk passed, by their key
-    for probe in probes:
+    same: dict[int, Span | None] = {}  # FDE -> its rows, when both read it alike
+    # rows whose rules' walk passed, by FDE type (with the row, what the rules are read from)
+    passed: dict[int, set[v3series.FreRow]] = {}
+    quiet_of: dict[int, bool] = {}
+
+    def quiet(i: int, got: Rows | None = None) -> bool:
+        q = quiet_of.get(i)
+        if q is None:
+            span = same[i] = _same_rows(table, memo, i, ends[i], got)
+            q = quiet_of[i] = span is not None and _passes(memo, i, span, passed, walked, h.abi)
+        return q
+
+    last = len(addrs) - 1
+
+    def held_quiet(i: int, got: Rows) -> bool:  # FDE i holds all its own probes, and is quiet
+        return ends[i] <= (addrs[i + 1] if i < last else MASK64 + 1) and quiet(i, got)
+
+    inside = [p for p in probe_pcs(table, limit, held_quiet) if lo <= p.pc < hi]
+    # Each PC's bisection point in the starts (FDE k - 1 holds it, if any): one C loop.
+    ks = list(map(partial(bisect_right, addrs), map(itemgetter(0), inside)))
+    # A PC below every function, or in a quiet FDE, has nothing to report whatever its
+    # offset (the loop below would skip it): only the rest is compared.
+    loud = {k for k in set(ks) if k and not quiet(k - 1)}
+    for probe, k in compress(zip(inside, ks, strict=True), map(loud.__contains__, ks)):
         pc = probe.pc
-        if not lo <= pc < hi:
-            continue
-        i = bisect_right(addrs, pc) - 1
-        if i < 0:
-            continue  # no-fde in the reference, -EINVAL in the model
-        if i not in same:
-            same[i] = _same_rows(table, memo, i, ends[i])
+        i = k - 1
         span = same[i]
         if span is not None:
-            start, end, starts, keys = span
+            start, end, starts, rows, fde_type = span
             if pc >= end:
                 continue  # no-fde in the reference, a gap (-EINVAL) in the model
             j = bisect_right(starts, pc - start) - 1
             if j < 0:
                 continue  # no-fre in the reference, -EINVAL in the model
-            key = keys[j]
-            if key in passed:
+            row = rows[j]
+            ok = passed.setdefault(fde_type, set())
+            if row in ok:
                 continue
             rules = memo.row_rules(i, j)
             if rules is not None:
@@ -420,7 +451,7 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
                         yield d
                         continue
                     walked.add(rules)
-                passed.add(key)
+                ok.add(row)
                 continue
         d = _classify(table, probe, memo.lookup(pc), v3series.READER, guards=False,
                       walked=walked)
@@ -428,25 +459,49 @@ def _v3_by_fde(table: SFrameTable, probes: list[Probe], text: tuple[int, int],
             yield d
 
 
-def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int
-               ) -> tuple[int, int, list[int], list[v3series.FreKey]] | None:
-    """(start, end, FRE starts, each FRE's key) of FDE `i` when the model and the
-    reference's lookups read it alike: the reference decoding it, with at least one FRE,
-    neither PCMASK nor signal, and the model reading it cleanly (Memo.clean: not PCMASK,
-    FREs in strictly increasing order; here Memo.clean_from, from the reference's decode)
-    to the reference's end with the same FRE starts."""
+def _passes(memo: v3series.Memo, i: int, span: Span, passed: dict[int, set[v3series.FreRow]],
+            walked: WalkMemo, abi: int) -> bool:
+    """Whether every row of FDE `i` (read alike by both: `span`) has rules that pass the
+    walk, so that no PC in the FDE has anything to report; each such row joins `passed`
+    and its rules `walked`, as a PC landing on it would add them."""
+    rows, fde_type = span[3], span[4]
+    ok = passed.setdefault(fde_type, set())
+    if ok.issuperset(rows):
+        return True
+    for j, row in enumerate(rows):
+        if row in ok:
+            continue
+        rules = memo.row_rules(i, j)
+        if rules is None:
+            return False
+        if rules not in walked:
+            if _v3_walk(0, i, j, rules, v3series.READER, abi) is not None:
+                return False
+            walked.add(rules)
+        ok.add(row)
+    return True
+
+
+def _same_rows(table: SFrameTable, memo: v3series.Memo, i: int, end: int,
+               got: Rows | None = None) -> Span | None:
+    """(start, end, FRE starts, each FRE's row, FDE type) of FDE `i` when the model and
+    the reference's lookups read it alike: the reference decoding it (`got`, when given,
+    is table.rows(i)), with at least one FRE, neither PCMASK nor signal, and the model
+    reading it cleanly (Memo.clean: not PCMASK, FREs in strictly increasing order; here
+    Memo.clean_from, from the reference's decode) to the reference's end with the same
+    FRE starts."""
     try:
-        ref, starts, rows = table.rows(i)
+        ref, starts, rows = got if got is not None else table.rows(i)
     except DecodeError:
         return None
     h = table.header
     assert h is not None
     if not starts or ref.pcmask or (h.version >= constants.VERSION_3 and ref.signal):
         return None
-    got = memo.clean_from(i, ref, starts, rows)
-    if got is None:
+    mine = memo.clean_from(i, ref, starts, rows)
+    if mine is None:
         return None
-    fde, mine, keys = got
-    if fde[0] + fde[1] != end or mine != starts:
+    fde, fre_starts, fre_rows = mine
+    if fde[0] + fde[1] != end or fre_starts != starts:
         return None
-    return fde[0], end, starts, keys
+    return fde[0], end, starts, fre_rows, fde[5] & 0x1F

@@ -244,8 +244,10 @@ def _datawords(sec: Registered, fde: tuple, info: int, words: Sequence[int], i: 
     return RegRule(ctl >> 3, off, bool(ctl & 2)), out[0], out[1]
 
 
-# An FRE as a lookup reads its rules from it: (FDE type, FRE info byte, data words).
-FreKey = tuple[int, int, tuple[int, ...]]
+# An FRE as the FDE's FRE scan reads it: (FRE info byte, data words); with the FDE type,
+# what a lookup reads its rules from (FreKey).
+FreRow = tuple[int, tuple[int, ...]]
+FreKey = tuple[int, FreRow]
 _UNREAD = object()
 
 
@@ -269,8 +271,8 @@ class Memo:
         self.sec = sec
         self.addrs = _ordered_starts(data, sec)  # None: out of order, the reference search
         self.fdes: dict[int, tuple[int, int, int, int, int, int, int] | _Fault] = {}
-        # FDE record -> (FRE starts, each FRE's FreKey, the fault where the scan stops or None)
-        self.fres: dict[int, tuple[list[int], list[FreKey], Exception | None]] = {}
+        # FDE record -> (FRE starts, each FRE's FreRow, the fault where the scan stops or None)
+        self.fres: dict[int, tuple[list[int], Sequence[FreRow], Exception | None]] = {}
         self.rules: dict[FreKey, tuple[RegRule, RegRule | None, RegRule | None] | None] = {}
         self.faults: dict[tuple[int, int], _Fault] = {}
 
@@ -315,8 +317,8 @@ class Memo:
         return fde
 
     def clean(self, i: int) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
-                                     list[FreKey]] | None:
-        """FDE `i`'s record, its FRE starts and each FRE's FreKey, when a lookup
+                                     Sequence[FreRow]] | None:
+        """FDE `i`'s record, its FRE starts and each FRE's FreRow, when a lookup
         in the function chooses its row by the starts alone: the record reads, it is not
         PCMASK, and every FRE reads, in strictly increasing order. None otherwise."""
         try:
@@ -329,9 +331,9 @@ class Memo:
         return None if fault is not None else (fde, starts, rows)
 
     def clean_from(self, i: int, ref: FDE, starts: list[int],
-                   rows: Sequence[tuple[int, tuple[int, ...]]]
+                   rows: Sequence[FreRow]
                    ) -> tuple[tuple[int, int, int, int, int, int, int], list[int],
-                              list[FreKey]] | None:
+                              Sequence[FreRow]] | None:
         """clean(i), given FDE `i` as format/decode.Decoder read it from the same bytes:
         `ref` its record, `starts` and `rows` its FREs' starts and (info byte, data words)
         (unwind/table.SFrameTable.rows). Its decode succeeding means
@@ -352,11 +354,9 @@ class Memo:
             return self.clean(i)
         fde = (addr, size, ref.fre_off + ATTR_SIZE, ref.num_fres, ref.info, ref.info2,
                ref.rep_size)
-        fde_type = ref.info2 & 0x1F
-        keys = [(fde_type, info, words) for info, words in rows]
         self.fdes[i] = fde
-        self.fres[i] = (starts, keys, None)
-        return fde, starts, keys
+        self.fres[i] = (starts, rows, None)
+        return fde, starts, rows
 
     def row_rules(self, i: int, j: int) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
         """The rules a lookup that lands on FRE `j` of FDE `i` answers with; None when it
@@ -368,16 +368,16 @@ class Memo:
         except _Fault:
             return None
 
-    def _fres(self, i: int, fde: tuple) -> tuple[list[int], list[FreKey], Exception | None]:
+    def _fres(self, i: int, fde: tuple) -> tuple[list[int], Sequence[FreRow],
+                                                 Exception | None]:
         got = self.fres.get(i)
         if got is None:
             starts: list[int] = []
-            rows: list[FreKey] = []
+            rows: list[FreRow] = []
             fault: Exception | None = None
             sec, data = self.sec, self.mem.data
             pos, end, order = sec.fres + fde[2], sec.fres_end, self.mem.order
-            fre_type, pcmask, fsize, fde_type = fde[4] & 0xF, fde[4] & 0x10, fde[1], \
-                fde[5] & 0x1F
+            fre_type, pcmask, fsize = fde[4] & 0xF, fde[4] & 0x10, fde[1]
             asz = 1 << fre_type if fre_type <= 2 else 0
             for j in range(fde[3]):  # each FRE read is bounded by fres_end
                 # An FRE _read_fre takes without a fault, read in place; anything else
@@ -401,22 +401,23 @@ class Memo:
                     fault = _unordered(i, j, start, starts[-1])
                     break
                 starts.append(start)
-                rows.append((fde_type, info, tuple(words)))
+                rows.append((info, tuple(words)))
                 pos += size
             got = self.fres[i] = (starts, rows, fault)
         return got
 
-    def _rules(self, i: int, j: int, fde: tuple, row: FreKey
+    def _rules(self, i: int, j: int, fde: tuple, row: FreRow
                ) -> tuple[RegRule, RegRule | None, RegRule | None] | None:
         """FRE `j` of FDE `i` (read as `row`): its rules, or its fault raised again."""
-        rules = self.rules.get(row, _UNREAD)
+        key = (fde[5] & 0x1F, row)
+        rules = self.rules.get(key, _UNREAD)
         if rules is not _UNREAD:
             return rules  # type: ignore[return-value]
         fault = self.faults.get((i, j))
         if fault is not None:
             raise _Fault(fault.kind, fault.detail)
         try:
-            rules = self.rules[row] = _datawords(self.sec, fde, row[1], row[2], i, j)
+            rules = self.rules[key] = _datawords(self.sec, fde, row[0], row[1], i, j)
         except _Fault as exc:
             self.faults[i, j] = exc
             raise

@@ -177,6 +177,8 @@ def _check_text_segments(ctx: SectionContext, info: ElfSFrameInfo, reader: str) 
     if info.e_type not in ("ET_EXEC", "ET_DYN"):
         return
     spans = [(s.vaddr, s.vaddr + s.memsz, s.index) for s in info.load_segments if s.flags & 1]
+    if len(spans) < 2:
+        return  # the starts can lie in one executable segment at most
     used: dict[int, int] = {}  # segment index -> first FDE starting in it
     for pc, _size, i in ctx.ranges:
         seg = next((idx for a, b, idx in spans if a <= pc < b), None)
