@@ -133,3 +133,129 @@ def test_unlisted_kinds_are_skipped_not_the_rest() -> None:
     want = expected(found, profile)
     assert want and all(r != first for r, _, _ in want)
     assert model_findings(info, data, vma, profile) == want
+
+
+# -- libsframe's dumper on FLEX FREs (_check_flex_dump, _flex_registers)
+
+REG = (7 << 3) | 1  # a control word with reg_p set: register 7
+
+
+@pytest.mark.parametrize(("words", "named"), [
+    ([REG, 8, REG], ["CFA", "RA"]),             # three words: RA's control word is there
+    ([REG, 8, 0, REG], ["CFA"]),                # RA padding: FP's word 3 has no offset
+    ([REG, 8, 0, REG, 16], ["CFA", "FP"]),
+    ([REG, 8, REG, 0, 2, 0], ["CFA", "RA"]),    # FP's control word 4 without reg_p
+    ([REG, 8, REG, 0, REG, 0], ["CFA", "RA", "FP"]),
+])
+def test_flex_registers(words: list[int], named: list[str]) -> None:
+    from sfcheck.format import make_fre
+    from sfcheck.rules.consumer import _flex_registers
+
+    assert _flex_registers(make_fre(0, words)) == named
+
+
+def flex_section(abi: int | None = None) -> bytes:
+    from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+    from sfcheck.format import constants as C
+
+    fres = (make_fre(0, [REG]), make_fre(4, [REG, 8]))  # one word, then a CFA register
+    fdes = [FDE(0x1000 + 0x100 * i, 0x40, fde_info(C.FRE_TYPE_ADDR1), fres,
+                info2=C.FDE_TYPE_FLEX) for i in range(2)]
+    data = encode(build_section(3, C.ABI_AMD64_LE, fdes))
+    return data if abi is None else data[:4] + bytes([abi]) + data[5:]  # sfh_abi_arch
+
+
+def flex_findings(data: bytes, profile: Profile) -> list[tuple[str, str, int | None,
+                                                              int | None]]:
+    from sfcheck.format.decode import decode_header
+    from sfcheck.rules.consumer import _check_flex_dump
+
+    ctx = SectionContext("f", ".sframe", 0, data)
+    _check_flex_dump(ctx, profile, decode_header(data))
+    return [(f.rule, f.message, f.location.fde, f.location.fre) for f in ctx.findings]
+
+
+def test_flex_dump_reports_the_first_assertion_of_each_kind() -> None:
+    """The dumper aborts at its first assertion: one finding per kind, at the first FRE
+    that triggers it, though FDE 1 repeats both."""
+    profile = get("libsframe-2.46")
+    assert flex_findings(flex_section(0x7F), profile) == [
+        ("fre-reader-flex-one-word", "1 data word in a FLEX FRE: libsframe 2.46's dumper "
+         "asserts the CFA offset exists (dump_sframe_func_fres_flex)", 0, 0),
+        ("fre-reader-flex-abi", "CFA register in a FLEX FRE under abi_arch 127: libsframe "
+         "2.46's dumper asserts in sframe_get_reg_name", 0, 1)]
+    assert flex_findings(flex_section(), profile) == [  # a known ABI names its registers
+        ("fre-reader-flex-one-word", "1 data word in a FLEX FRE: libsframe 2.46's dumper "
+         "asserts the CFA offset exists (dump_sframe_func_fres_flex)", 0, 0)]
+
+
+def test_flex_dump_abi_alone_reports_once() -> None:
+    base = get("libsframe-2.46")
+    profile = replace(base, consumer={k: v for k, v in base.consumer.items()
+                                      if k != "fre-reader-flex-one-word"})
+    assert [(r, fde, fre) for r, _, fde, fre in flex_findings(flex_section(0x7F), profile)] \
+        == [("fre-reader-flex-abi", 0, 1)]
+
+
+# -- glibc reads the FDEs from the header's end and the FREs right after them
+
+def test_offsets_glibc_reads_from_the_canonical_layout() -> None:
+    from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+    from sfcheck.format import constants as C
+    from sfcheck.format.decode import decode_header
+    from sfcheck.rules.consumer import _check_offsets
+
+    fdes = [FDE(0x1000, 0x40, fde_info(C.FRE_TYPE_ADDR1), (make_fre(0, [8]),))]
+    h = decode_header(encode(build_section(2, C.ABI_AMD64_LE, fdes, fdeoff=8)))
+    assert (h.fdeoff, h.freoff) == (8, 8 + C.FDE_SIZE[2])
+    ctx = SectionContext("f", ".sframe", 0, b"")
+    _check_offsets(ctx, get("glibc-2.42"), h)
+    assert [(f.rule, f.message, f.location.offset) for f in ctx.findings] == [(
+        "layout-offsets-ignored", "glibc 2.42 assumes the canonical layout: FDEs at fdeoff "
+        f"0x8 (read from 0), FREs at freoff {8 + C.FDE_SIZE[2]:#x} (read from "
+        f"{C.FDE_SIZE[2]:#x})", 0x14)]
+
+
+# -- the kernel registers the section once per PF_X segment (_check_text_segments)
+
+# PT_LOAD[3 + k] is [0x10000 * (k + 1), +0x1000): FDEs 0, 1 in PT_LOAD[3]; 2 in PT_LOAD[4];
+# 3 and 4 in PT_LOAD[5]; 5 in none
+ALL_SEGMENTS = [(0x10000, 8, 0), (0x10100, 8, 1), (0x20000, 8, 2), (0x30000, 8, 3),
+                (0x30100, 8, 4), (0x90000, 8, 5)]
+
+
+def text_findings(e_type: str, flags: tuple[int, int, int],
+                  ranges: list[tuple[int, int, int]] = ALL_SEGMENTS) -> list[tuple[str, str]]:
+    from sfcheck.elf.model import LoadSegment
+    from sfcheck.rules.consumer import _check_text_segments
+
+    loads = tuple(LoadSegment(3 + k, 0x1000 * k, 0x10000 * (k + 1), 0x1000, 0x1000, f)
+                  for k, f in enumerate(flags))
+    info = ElfSFrameInfo("f", e_type, "EM_X86_64", 62, True, 64, (), (), loads, ())
+    ctx = SectionContext("f", ".sframe", 0, b"", ranges=ranges)
+    _check_text_segments(ctx, info, "the kernel (V3 series)")
+    return [(f.rule, f.message) for f in ctx.findings]
+
+
+def test_text_segments_named_with_their_first_fde() -> None:
+    assert text_findings("ET_DYN", (5, 4, 5)) == [(
+        "elf-text-segments", "function starts lie in 2 executable segments: PT_LOAD[3] "
+        "(from FDE 0), PT_LOAD[5] (from FDE 3); the kernel (V3 series) with "
+        "CONFIG_SFRAME_VALIDATION rejects every registration")]
+    assert text_findings("ET_EXEC", (5, 5, 5))[0][1].startswith(
+        "function starts lie in 3 executable segments: PT_LOAD[3] (from FDE 0), PT_LOAD[4] "
+        "(from FDE 2), PT_LOAD[5] (from FDE 3);")
+
+
+@pytest.mark.parametrize(("e_type", "flags"), [
+    ("ET_DYN", (5, 4, 6)),   # one PF_X segment: one registration
+    ("ET_DYN", (4, 4, 6)),   # none
+    ("ET_REL", (5, 4, 5)),   # an object: no segments are registered
+])
+def test_text_segments_quiet(e_type: str, flags: tuple[int, int, int]) -> None:
+    assert text_findings(e_type, flags) == []
+
+
+def test_text_segments_one_used_of_two() -> None:
+    """Two PF_X segments, starts in one: FDE 1 starts at PT_LOAD[5]'s end, outside it."""
+    assert text_findings("ET_DYN", (5, 4, 5), [(0x10000, 8, 0), (0x31000, 8, 1)]) == []
