@@ -323,9 +323,9 @@ def _compare_at(p: int, q: int, i: int, start: int, fde: FDE, h: Header, starts:
         pairs = [("CFA", srow.cfa, eh_cfa), ("RA", srow.ra, erow.ra), ("FP", srow.fp, erow.fp)]
     for kind, s_rule, e_rule in pairs:
         if isinstance(e_rule, Opaque):
-            opaque.append(f"{kind} {e_rule.why} at {p:#x}")
-            if reps > 1:  # (only the first note is shown, and how many there are)
-                opaque.extend(repeat(f"{kind} {e_rule.why} at {p + 1:#x}", reps - 1))
+            # one note per one-PC interval [p, q) stands for: the finding shows the first
+            # and counts them
+            opaque.extend(repeat(f"{kind} {e_rule.why} at {p:#x}", reps))
             continue
         if s_rule is e_rule or s_rule == e_rule:
             continue
