@@ -18,13 +18,13 @@ def test_survey_bench_writes_its_table(tmp_path: Path) -> None:
             pytest.skip(f"{tool} is not installed (the pipeline the benchmark compares with)")
     out = tmp_path / "bench.md"
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "survey_bench.py"), "--packages",
-                        "6", "--pipeline-sample", "2", "--rounds", "2", "--corpus-only",
+                        "6", "--rounds", "2", "--corpus-only",
                         "--out", str(out)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     for row in ("| survey -j 1 |", "| survey -j 2 |", "| rerun -j 2 (unchanged) |",
-                "| dpkg-deb -x + readelf --sframe (2 packages) |"):
+                "| dpkg-deb -x + readelf --sframe (6 packages) |"):  # every package by default
         assert row in text
     assert "Repository: 6 packages, 8 distinct ELF images" in text
     assert "2 round(s)" in text and "(rounds " in text  # medians of two rounds
