@@ -199,7 +199,15 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
             os.killpg(proc.pid, 15)
             proc.wait()
             finished = False
-    return _collect(work, mutmut, time.monotonic() - start, finished)
+    result = _collect(work, mutmut, time.monotonic() - start, finished)
+    # mutmut exits non-zero when its first runs fail (a test red on the unmutated tree, a
+    # collection error): no mutant is judged, and the run must not read as complete
+    result["failed"] = None
+    if finished and proc.returncode != 0:
+        tail = (work / f"mutmut-{name}.log").read_bytes()[-4000:].decode(errors="replace")
+        result["failed"] = f"mutmut exited with {proc.returncode}"
+        print(f"{name}: {result['failed']}; the end of its log:\n{tail}", file=sys.stderr)
+    return result
 
 
 # One process for every diff (`mutmut show` per survivor costs seconds each).
@@ -244,6 +252,12 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
             "messages": messages, "seconds": seconds, "finished": finished}
 
 
+def _completion(r: dict) -> str:
+    if r.get("failed"):
+        return f"no ({r['failed']})"
+    return "yes" if r["finished"] else "no (budget)"
+
+
 def _score(counts: dict) -> tuple[int, int]:
     judged = counts["killed"] + counts["survived"] + counts["no tests"] + counts["timeout"]
     return counts["killed"] + counts["timeout"], judged  # a timeout is a detected change
@@ -268,7 +282,7 @@ def _report(out: Path, results: dict[str, dict], budget: float, examples: int,
                      f"{c['import-time']} | "
                      f"{c['no tests']} | {c['timeout']} | {r['messages']} | "
                      f"{c['not checked']} | {score} | {r['seconds']:.0f} s | "
-                     f"{'yes' if r['finished'] else 'no (budget)'} |")
+                     f"{_completion(r)} |")
     for name, r in results.items():
         if r["equivalents"]:
             lines += ["", f"## Equivalent and import-time mutants: {name} "

@@ -36,7 +36,7 @@ STACK = 0x7FFF00000000
 # core is truncated when the first thread's walk starts (after it was opened and parsed).
 # With a "+" before READER, VICTIM grows by 1 MiB of zeros then instead of being truncated.
 HOOK = """
-import os, sys
+import os, re, sys
 from sfcheck import fileio
 victim, reader = sys.argv[1], sys.argv[2].lstrip("+")
 grow = sys.argv[2].startswith("+")
@@ -48,13 +48,18 @@ def change():
         os.truncate(victim, 0)
     print("HOOK: truncated" if not grow else "HOOK: grew", victim, file=sys.stderr)
 want, _, unless = reader.partition("!")
+# tests/mutation.py runs these tests on mutmut's tree, where CoreFile.open runs as
+# CoreFile.x\u01c1CoreFile\u01c1open__mutmut_orig (or _N for a mutant) and a function f as x_f__...
+MUTMUT = re.compile(r"(?<!\\w)x(?:\u01c1\\w+\u01c1|_)(\\w+?)__mutmut_(?:orig|\\d+)$")
+def plain(qualname):
+    return MUTMUT.sub(r"\\1", qualname)
 mapping = []
 def maybe_truncate(path):
     if os.fsdecode(path) != victim or mapping:
         return
     names, f = set(), sys._getframe(2)
     while f is not None:
-        names.add(f.f_code.co_qualname)
+        names.add(plain(f.f_code.co_qualname))
         f = f.f_back
     if want in names and unless not in names:
         change()
