@@ -105,7 +105,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "dwarf": (["sfcheck/dwarf/cfi.py", "sfcheck/dwarf/expr.py", "sfcheck/dwarf/leb128.py",
                "sfcheck/dwarf/linear.py"],
               ["tests/test_dwarf_cfi.py", "tests/test_dwarf_expr.py", "tests/test_ehframe.py",
-               "tests/test_xcheck_fast_expr.py"]),
+               "tests/test_xcheck_fast_expr.py", "tests/test_dwarf_mutants_linear.py"]),
     "ehframe": (["sfcheck/dwarf/ehframe.py", "sfcheck/dwarf/callframe.py",
                  "sfcheck/dwarf/cursor.py"],
                 ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
