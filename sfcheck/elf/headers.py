@@ -11,9 +11,11 @@ failure is an :class:`ElfError` naming the file."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 
 from sfcheck.elf.constants import (
     MAX_SECTION_BYTES,
+    MAX_SYMBOL_NAME,
     PN_XNUM,
     SHN_UNDEF,
     SHN_XINDEX,
@@ -41,6 +43,39 @@ if TYPE_CHECKING:
 
     from sfcheck.elf.model import Buffer
     from sfcheck.fileio import FileView
+
+
+# Section and program header layouts by (64-bit, little-endian), fields in stored order.
+_SHDR = {(is64, little): struct.Struct(("<" if little else ">")
+                                       + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII"))
+         for is64 in (False, True) for little in (False, True)}
+_PHDR = {(is64, little): struct.Struct(("<" if little else ">")
+                                       + ("IIQQQQQQ" if is64 else "IIIIIIII"))
+         for is64 in (False, True) for little in (False, True)}
+
+
+def _rows(fmt: struct.Struct, table: bytes, num: int, entsize: int) -> Iterable[tuple]:
+    """The `num` entries of a header table read with `fmt` (entries may be wider)."""
+    if entsize == fmt.size:
+        return fmt.iter_unpack(table)
+    return (fmt.unpack_from(table, i * entsize) for i in range(num))
+
+
+# Name tables up to this size are split whole (one dict entry per piece: real ones hold a
+# few dozen); a larger one, which only a damaged or hostile file has, is read name by name.
+PIECES_MAX = 1 << 16
+
+
+def _pieces(strtab: bytes) -> dict[int, str]:
+    """Offset -> string of every NUL-terminated piece of a string table that string_at
+    would not cut (at most MAX_SYMBOL_NAME bytes)."""
+    out = {}
+    at = 0
+    for piece in strtab.split(b"\0")[:-1]:  # the last piece has no NUL after it
+        if len(piece) <= MAX_SYMBOL_NAME:
+            out[at] = piece.decode("utf-8", "replace")
+        at += len(piece) + 1
+    return out
 
 
 class Shdr(Record, frozen=True):
@@ -140,11 +175,8 @@ class ElfFile:
     # -- header tables ---------------------------------------------------
 
     def _parse_shdr(self, index: int, table: bytes, off: int) -> Shdr:
-        if self.elfclass == 64:
-            fields = struct.unpack_from(self.order + "IIQQQQIIQQ", table, off)
-        else:
-            fields = struct.unpack_from(self.order + "IIIIIIIIII", table, off)
-        name_off, sh_type, flags, addr, offset, size, link, info, align, entsize = fields
+        name_off, sh_type, flags, addr, offset, size, link, info, align, entsize = (
+            _SHDR[self.elfclass == 64, self.little].unpack_from(table, off))
         return Shdr(
             index, name_off, sh_type, flags, addr, offset, size, link, info, entsize, align
         )
@@ -164,7 +196,10 @@ class ElfFile:
         self._table_check("section header table", shoff, shnum, shentsize, minsize)
         # One read of the whole table (bounded like a section): a file is read, not mapped.
         table = self.read(shoff, shnum * shentsize, "section header table")
-        return [self._parse_shdr(i, table, i * shentsize) for i in range(shnum)]
+        return [Shdr(i, name_off, sh_type, flags, addr, offset, size, link, info, entsize, align)
+                for i, (name_off, sh_type, flags, addr, offset, size, link, info, align,
+                        entsize) in enumerate(_rows(_SHDR[self.elfclass == 64, self.little],
+                                                    table, shnum, shentsize))]
 
     def section_names(self, shdrs: list[Shdr]) -> list[str]:
         if not shdrs:
@@ -182,19 +217,21 @@ class ElfFile:
         if strtab_hdr.type == SHT_NOBITS:
             raise self.fail("cannot parse ELF: section name table has no contents (SHT_NOBITS)")
         strtab = self.section_bytes(strtab_hdr, "name table", "cannot parse ELF: ")
-        names = []
-        for sh in shdrs:
-            if sh.name_off == 0 and not strtab:
-                names.append("")
-                continue
-            if sh.name_off >= len(strtab):
-                raise self.fail(
-                    f"cannot parse ELF: section [{sh.index}] name offset {sh.name_off:#x} "
-                    f"outside section name table ({len(strtab):#x} bytes)"
-                )
-            # Names only matter for matching ".sframe"; don't reject odd bytes.
-            names.append(string_at(strtab, sh.name_off))
-        return names
+        offs = [sh.name_off for sh in shdrs]
+        bad = next((sh for sh in shdrs if sh.name_off >= len(strtab)
+                    and (sh.name_off or strtab)), None) if max(offs) >= len(strtab) else None
+        if bad is not None:
+            raise self.fail(
+                f"cannot parse ELF: section [{bad.index}] name offset {bad.name_off:#x} "
+                f"outside section name table ({len(strtab):#x} bytes)"
+            )
+        if not strtab:
+            return [""] * len(shdrs)  # every offset 0 (any other was refused above)
+        # Names only matter for matching ".sframe"; don't reject odd bytes. Each name that
+        # starts a NUL-terminated piece of the table is that piece (string_at's answer
+        # when it is not cut); any other (a shared tail, a long name) asks string_at.
+        whole = _pieces(strtab) if len(strtab) <= PIECES_MAX else {}
+        return [whole.get(off) or string_at(strtab, off) for off in offs]
 
     def program_headers(self, shdrs: list[Shdr]) -> list[Phdr]:
         phoff = self.e_phoff
@@ -207,19 +244,14 @@ class ElfFile:
         minsize = 56 if self.elfclass == 64 else 32
         self._table_check("program header table", phoff, phnum, phentsize, minsize)
         table = self.read(phoff, phnum * phentsize, "program header table")
-        out = []
-        for i in range(phnum):
-            off = i * phentsize
-            if self.elfclass == 64:
-                p_type, flags, offset, vaddr, _pa, filesz, memsz, _al = struct.unpack_from(
-                    self.order + "IIQQQQQQ", table, off
-                )
-            else:
-                p_type, offset, vaddr, _pa, filesz, memsz, flags, _al = struct.unpack_from(
-                    self.order + "IIIIIIII", table, off
-                )
-            out.append(Phdr(i, p_type, flags, offset, vaddr, filesz, memsz))
-        return out
+        rows = _rows(_PHDR[self.elfclass == 64, self.little], table, phnum, phentsize)
+        if self.elfclass == 64:
+            return [Phdr(i, p_type, flags, offset, vaddr, filesz, memsz)
+                    for i, (p_type, flags, offset, vaddr, _pa, filesz, memsz, _al)
+                    in enumerate(rows)]
+        return [Phdr(i, p_type, flags, offset, vaddr, filesz, memsz)
+                for i, (p_type, offset, vaddr, _pa, filesz, memsz, flags, _al)
+                in enumerate(rows)]
 
     def symbol_table(self, sh: Shdr, name: str) -> bytes:
         """The stored bytes of a symbol table, copied once per file: the relocations and

@@ -5,12 +5,15 @@ the image, so a hostile file gives empty facts, never an exception."""
 from __future__ import annotations
 
 import struct
+from itertools import compress
+from operator import itemgetter
 
 from ..record import Record
 
 MAX_COMMENT = 4096  # bytes of .comment read (a producer string is short)
 MAX_PRODUCERS = 4  # distinct producer strings kept per file
 _SHT_NOTE, _SHT_NOBITS = 7, 8
+_EH_FRAME, _COMMENT, _ANNOBIN = b".eh_frame", b".comment", b".gnu.build.attributes"
 
 
 class ElfFacts(Record):
@@ -62,28 +65,51 @@ def _facts(mv: memoryview) -> ElfFacts:
                 text += memsz
     if not shoff or shentsize < shdr.size or shoff + shnum * shentsize > len(mv):
         return ElfFacts(text_bytes=text)
-    rows = [shdr.unpack_from(mv, shoff + i * shentsize) for i in range(shnum)]
+    table = mv[shoff:shoff + shnum * shentsize]
+    if shentsize == shdr.size:
+        rows = list(shdr.iter_unpack(table))
+    else:
+        rows = [shdr.unpack_from(table, i * shentsize) for i in range(shnum)]
     if shstrndx >= shnum:
         return ElfFacts(text_bytes=text)
     _, _, _, _, str_off, str_size, *_ = rows[shstrndx]
     names = bytes(mv[str_off:str_off + str_size])
     facts = ElfFacts(text_bytes=text)
     producers: list[str] = []
-    for name_off, sh_type, _flags, _addr, off, size, *_ in rows:
-        end = names.find(b"\0", name_off)
-        name = names[name_off:end if end >= 0 else None].decode("latin-1")
+    # Only sections whose name starts where one of the names looked for occurs: the rest
+    # are passed over without reading their names.
+    starts = _occurrences(names, (_EH_FRAME, _COMMENT, _ANNOBIN))
+    for name_off, sh_type, _flags, _addr, off, size, *_ in compress(
+            rows, map(starts.__contains__, map(itemgetter(0), rows))):
         stored = sh_type != _SHT_NOBITS
-        if name == ".eh_frame":
+        if _named(names, name_off, _EH_FRAME):
             facts.eh_frame_bytes += size
-        elif name == ".comment" and stored:
+        elif _named(names, name_off, _COMMENT) and stored:
             text = bytes(mv[off:off + min(size, MAX_COMMENT)])
             producers += [s.decode("utf-8", "replace").strip() for s in text.split(b"\0")]
-        elif sh_type == _SHT_NOTE and stored and name.startswith(".gnu.build.attributes"):
+        elif sh_type == _SHT_NOTE and stored and names.startswith(_ANNOBIN, name_off):
             producers += _annobin_tools(bytes(mv[off:off + min(size, MAX_COMMENT)]), order)
     kept = [p for p in dict.fromkeys(producers) if p][:MAX_PRODUCERS]
     if kept:
         facts.producer = "; ".join(kept)
     return facts
+
+
+def _occurrences(names: bytes, needles: tuple[bytes, ...]) -> set[int]:
+    """Every offset of `names` where one of `needles` begins."""
+    out = set()
+    for needle in needles:
+        at = names.find(needle)
+        while at >= 0:
+            out.add(at)
+            at = names.find(needle, at + 1)
+    return out
+
+
+def _named(names: bytes, off: int, name: bytes) -> bool:
+    """Whether the NUL-terminated string at `off` (or running to the table's end) is `name`."""
+    end = off + len(name)
+    return names.startswith(name, off) and (end == len(names) or names[end] == 0)
 
 
 def _annobin_tools(notes: bytes, order: str) -> list[str]:

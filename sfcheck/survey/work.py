@@ -143,7 +143,10 @@ def _blank(member: str) -> dict[str, Any]:
 
 
 def _counts(findings: list[Finding]) -> list[list[Any]]:
-    c = Counter((f.rule, str(f.severity)) for f in findings)
+    by_kind = Counter((f.rule, f.severity) for f in findings)
+    c: Counter[tuple[str, str]] = Counter()
+    for (r, s), n in by_kind.items():  # str() once per kind, not per finding
+        c[r, str(s)] += n
     return [[r, s, n] for (r, s), n in sorted(c.items())]
 
 
@@ -195,15 +198,21 @@ def _file_record(member: str, image: bytes | mmap.mmap,
     return rec
 
 
-def _refuses(profile: Profile, f: Finding) -> bool:
-    """Whether a strict finding, under `profile`, is an error the reader acts on (the
-    effect with_effects would give it is one of effects.GRAVITY)."""
-    rule = RULES.get(f.rule)
+def _refuses(profile: Profile, rule_id: str, strict_severity: Severity) -> bool:
+    """Whether a strict finding of that rule and severity, under `profile`, is an error the
+    reader acts on (the effect with_effects would give it is one of effects.GRAVITY)."""
+    rule = RULES.get(rule_id)
     if rule is None:
         return False
-    severity = profile.severity(f.rule, f.severity)
+    severity = profile.severity(rule_id, strict_severity)
     return severity == Severity.ERROR and profile.effect(
-        f.rule, rule.group, severity) in GRAVITY
+        rule_id, rule.group, severity) in GRAVITY
+
+
+def finding_kinds(findings: list[Finding]) -> list[tuple[str, Severity]]:
+    """The distinct (rule, severity) pairs of `findings`, in order: all _refuses reads of a
+    finding, so each pair is asked once per profile, not once per finding."""
+    return list(dict.fromkeys((f.rule, f.severity) for f in findings))
 
 
 def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
@@ -215,13 +224,14 @@ def refusing_profiles(image: bytes | mmap.mmap, member: str, strict: FileResult,
     refused = set()
     consumers = []  # profiles the strict findings do not decide: their consumer rules do
     relocatable = image[16:18] in (b"\x01\x00", b"\x00\x01")  # e_type ET_REL
+    kinds = finding_kinds(strict.findings)
     for name in profiles:
         p = PROFILES[name]
         if relocatable:  # objects: other rules judge them (linkable.py): a full run
             res = check_elf(image, path=member, options=Options(profile=name))
             if verdict(res)[0] != TAKES:
                 refused.add(name)
-        elif any(_refuses(p, f) for f in strict.findings):
+        elif any(_refuses(p, rule_id, severity) for rule_id, severity in kinds):
             refused.add(name)
         elif p.consumer:
             consumers.append(p)

@@ -49,6 +49,10 @@ class _Probe(Reporter):
 
 SHAPE = ("info", "info2", "rep_size", "padding", "size_class", "num_fres")
 PRODUCT_MAX = 4096  # shapes tried when looking for per-column verdicts
+# Up to this many FDEs, the shapes present are looked up directly: one probe per distinct
+# shape costs less than probing every combination of the column values in search of
+# per-column verdicts, which only pay off when a table is too large for a per-FDE lookup.
+DIRECT_MAX = 4096
 
 
 @lru_cache(maxsize=8)
@@ -85,7 +89,8 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
     fall in one class; and
     when the verdict over all combinations of the values present is an OR of per-column
     conditions (e.g. "PCMASK info byte" or "no FREs"), each column is marked on its own
-    with C-level table lookups. Otherwise every FDE's shape is looked up."""
+    with C-level table lookups (tables above DIRECT_MAX FDEs only). Otherwise every FDE's
+    shape is looked up."""
     n = len(sizes)
     class_by_type: dict[int, int] | None = {}
     for t in range(3):
@@ -103,8 +108,11 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
         for bound in fde_rules.SIZE_BOUNDS:
             counts = map(add, counts, map(ge, sizes, repeat(bound, n)))
         columns["size_class"] = list(counts)
-    else:  # not a column: follows from the info byte
-        class_of_info = [class_by_type.get(fast_fre_type(i), 0) for i in range(256)]
+    else:  # not a column: follows from the info byte, via its fast FRE type
+        by_type = bytearray(256)
+        for t, size_class in class_by_type.items():
+            by_type[t] = size_class
+        class_of_info = list(type_table().translate(by_type))
     fixed: dict[str, int] = {}
     values: dict[str, list[int]] = {}
     for name in SHAPE:
@@ -130,8 +138,10 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
             full[class_at] = class_of_info[full[info_at]]
         return tuple(full)
 
+    if not varying:  # one shape
+        return [b"\x01" * n] if _verdict(h, shape(())) else []
     # More combinations than FDEs: the shapes present are fewer, look those up instead.
-    if prod(map(len, values.values())) <= min(PRODUCT_MAX, n):
+    if n > DIRECT_MAX and prod(map(len, values.values())) <= min(PRODUCT_MAX, n):
         verdict = {c: _verdict(h, shape(c)) for c in product(*values.values())}
         # Per column: the values noisy in every combination that has them.
         always = [set(vals) for vals in values.values()]
@@ -151,8 +161,6 @@ def noisy_fdes(h: Header, columns: dict[str, Sequence[int]], sizes: list[int],
                     else:
                         layers.append(bytes(map(marked.__contains__, col)))
             return layers
-        if not varying:  # one shape, and it is noisy (the OR test cannot say so)
-            return [b"\x01" * n]
     keys = list(zip(*(columns[name] for name in varying), strict=True))
     verdict = {k: _verdict(h, shape(k)) for k in set(keys)}  # one probe per shape present
     return [bytes(map(verdict.__getitem__, keys))]
