@@ -87,6 +87,24 @@ def test_plt_symbols_where_objdump_puts_them(path: Path) -> None:
         assert syms.find(addr + 15) == (name, 15)
 
 
+def test_plt_shorter_than_its_relocations(tmp_path: Path) -> None:
+    """A .plt one entry short of .rela.plt (a damaged file): the entries it holds are
+    named, the relocation without one is not."""
+    want = _objdump_plt(PIE)
+    blob = bytearray(PIE.read_bytes())
+    with open(PIE, "rb") as f:
+        elf = ELFFile(f)
+        index = next(i for i, sec in enumerate(elf.iter_sections()) if sec.name == ".plt")
+        at = elf["e_shoff"] + index * elf["e_shentsize"] + 32  # sh_size
+        size = elf.get_section(index)["sh_size"]
+    blob[at:at + 8] = (size - 16).to_bytes(8, "little")
+    short = tmp_path / "short"
+    short.write_bytes(bytes(blob))
+    with open(short, "rb") as f:
+        got = _plt_symbols(ELFFile(f))
+    assert [(a, n) for a, _s, n in got] == want[:-1]
+
+
 def test_plt_sec_symbols(tmp_path: Path) -> None:
     """With IBT's .plt.sec, the entries are its own, from its first byte."""
     gcc = shutil.which("gcc")
@@ -137,6 +155,47 @@ def test_symbols_of_pie_from_symtab() -> None:
             assert syms.find(start + size - 1)[1] == size - 1
     main = funcs["main"][0]
     assert syms.find(main) == ("main", 0)
+    assert syms.find(0x10) is None  # undefined symbols (value 0) are not functions at 0
+
+
+def test_symbols_of_a_stripped_library(tmp_path: Path) -> None:
+    """No .symtab: the exported functions come from .dynsym."""
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        pytest.skip("objcopy (binutils) is needed to strip a library")
+    stripped = tmp_path / "lib.so"
+    subprocess.run([objcopy, "--strip-all", str(LIB), str(stripped)], check=True)
+    with open(stripped, "rb") as f:
+        elf = ELFFile(f)
+        assert elf.get_section_by_name(".symtab") is None
+        dyn = {s.name: s["st_value"] for s in elf.get_section_by_name(".dynsym").iter_symbols()
+               if s["st_info"]["type"] == "STT_FUNC" and s["st_value"]}
+    assert "corpus_ping" in dyn
+    syms = Symbols.load(str(stripped))
+    for name, addr in dyn.items():
+        assert syms.find(addr) == (name, 0)
+
+
+def test_symbols_of_a_file_that_changed_while_read(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file shrank while its symbols were read: no symbols, the reason kept, and the
+    module notes the file as unreadable (once)."""
+    from sfcheck import fileio
+    from sfcheck.unwind import modules
+
+    def changed(_stream: object) -> None:
+        raise fileio.FileChangedError("changed while read: 10 bytes when first read", "x")
+
+    monkeypatch.setattr(modules, "ELFFile", changed)
+    syms = Symbols.load(str(PIE))
+    assert syms.changed == "changed while read: 10 bytes when first read"
+    assert syms.find(0x2000) is None
+    unreadable: dict[str, str] = {"/other": "why"}
+    mod = Module("/p", str(PIE), BIAS, BIAS + 0x5000, bias=BIAS, unreadable=unreadable)
+    assert mod.symbolize(BIAS + 0x1200) is None
+    assert unreadable == {"/other": "why",
+                          "/p": "changed while read: 10 bytes when first read"}
+    assert Module("/q", str(PIE), 0, 0, bias=0).symbolize(0x1200) is None  # nowhere to note
 
 
 def test_symbols_of_unreadable_or_broken_files(tmp_path: Path) -> None:
@@ -191,6 +250,7 @@ def test_entry_bias_from_the_header(tmp_path: Path) -> None:
     core.auxv[9] = 0x555000
     assert _entry_bias(core, _head(tmp_path, 0x1000)) == 0x554000
     assert _entry_bias(core, _head(tmp_path, 0x1000, data=2)) == 0x554000
+    assert _entry_bias(core, _head(tmp_path, 0xFFF)) == 0x554001
     assert _entry_bias(core, _head(tmp_path, 0x556000)) == 2**64 - 0x1000  # wraps
     assert _entry_bias(core, _head(tmp_path, 0x1000, cls=1)) is None
     assert _entry_bias(core, _head(tmp_path, 0x1000, magic=b"\x7fELG")) is None
@@ -285,10 +345,25 @@ def test_exe_bias_prefers_at_entry(tmp_path: Path) -> None:
             entry is not None)
 
 
+def test_exe_mapped_twice_takes_at_entrys_bias() -> None:
+    """The executable mapped whole at two addresses: AT_ENTRY decides; without it (not
+    known as the executable) the lower wins."""
+    low = BIAS - 0x10000000
+    maps = _maps(PIE, low) + _maps(PIE, BIAS)
+    (exe,) = load_modules(_core(maps, entry=BIAS))
+    assert (exe.bias, exe.is_exe, exe.start) == (BIAS, True, low)
+    assert exe.tables[0].bias == BIAS
+    (exe,) = load_modules(_core(maps, entry=low))
+    assert exe.bias == low
+    (mod,) = load_modules(_core(maps, entry=None))
+    assert (mod.bias, mod.is_exe) == (low, False)
+
+
 def test_exe_alone_without_nt_file(tmp_path: Path) -> None:
     info = load_elf(PIE)
     core = _core([], entry=BIAS)
     (mod,) = load_modules(core, str(PIE))
+    assert mod.unreadable is core.unreadable and mod.ranges == ()
     segs = info.load_segments
     assert _summary(mod) == (str(PIE), str(PIE), BIAS + min(s.vaddr for s in segs),
                              BIAS + max(s.vaddr + s.memsz for s in segs), BIAS, None, True,

@@ -76,16 +76,24 @@ def test_truncated_note_ends_the_list_at_the_boundary() -> None:
     assert _notes(first + b"\0" * 12) == [(b"CORE", 1, b"a" * 8), (b"", 0, b"")]
 
 
-def test_notes_across_the_window_are_read_whole() -> None:
-    """Notes larger than the read window, and headers straddling it, come back whole; no
-    read asks for more than the window or the note being read."""
+@pytest.mark.parametrize("first", [notes._NOTE_WINDOW - 40, notes._NOTE_WINDOW - 24])
+def test_notes_across_the_window_are_read_whole(first: int) -> None:
+    """Notes larger than the read window, and headers straddling it (the second note's
+    header starts 4 bytes before the window's end when `first` is WINDOW - 24), come back
+    whole; no read asks for more than the window or the note being read, nor for a byte
+    outside the note segment."""
     window = notes._NOTE_WINDOW
-    descs = [bytes([k]) * n for k, n in enumerate((window - 40, 30, window + 4097, 5, 3))]
-    blob = b"".join(note(k + 1, d) for k, d in enumerate(descs))
+    descs = [bytes([k]) * n for k, n in enumerate((first, 30, window + 4097, 5, 3))]
+    body = b"".join(note(k + 1, d) for k, d in enumerate(descs))
+    blob = b"\xee" * 8 + body + b"\xee" * 8
     calls: list[tuple[int, int]] = []
-    got = _notes(blob, calls=calls)
+    got = _notes(blob, 8, len(body), calls=calls)
     assert got == [(b"CORE", k + 1, d) for k, d in enumerate(descs)]
-    assert calls[0] == (0, window)
+    assert calls[0] == (8, window)
+    # a read per window: the first, from the note crossing its end, the note larger than
+    # a window (read whole), then the rest
+    assert len(calls) == 4, calls
+    assert all(o >= 8 and o + n <= 8 + len(body) for o, n in calls), calls
     assert all(n <= window + 4097 + 20 for _o, n in calls)
     assert sum(n for _o, n in calls) < 3 * len(blob)
 
@@ -108,15 +116,18 @@ def test_note_over_max_is_skipped_unread(over: int) -> None:
     """A note of more than MAX_NOTE bytes is skipped (its desc never read); the next is
     read. One of exactly MAX_NOTE bytes is read."""
     descsz = notes.MAX_NOTE - 12 - 8 + over
+    before = note(6, b"x" * 16)  # the big note is not the first: its limit is its own size
     head = struct.pack("<III", 5, descsz, 0x46494C45) + b"CORE\0\0\0\0"
     after = note(1, b"tail")
     padded = (descsz + 3) & ~3
-    size = len(head) + padded + len(after)
+    at = len(before)
+    size = at + len(head) + padded + len(after)
     calls: list[tuple[int, int]] = []
-    read = _sparse_reader([(0, head), (len(head) + padded, after)], calls)
+    read = _sparse_reader([(0, before), (at, head), (at + len(head) + padded, after)], calls)
     got = [(n, t, len(d)) for n, t, d in iter_notes(read, 0, size, "<")]
-    tail = (b"CORE", 1, 4)
-    assert got == ([tail] if over else [(b"CORE", 0x46494C45, descsz), tail])
+    first, tail = (b"CORE", 6, 16), (b"CORE", 1, 4)
+    assert got == ([first, tail] if over else [first, (b"CORE", 0x46494C45, descsz), tail])
+    assert all(o + n <= size for o, n in calls)
     if over:
         assert max(n for _o, n in calls) <= notes._NOTE_WINDOW
 
@@ -142,8 +153,10 @@ def test_prstatus_registers_whole_at_the_size_boundary() -> None:
 
 
 def test_prstatus_copies_its_registers() -> None:
-    buf = bytearray(prstatus_raw(9, list(range(27)))[20:])
+    """pr_reg is the register block alone (a copy), not the fields after it."""
+    buf = bytearray(prstatus_raw(9, list(range(27)))[20:] + b"\x77" * 64)
     t = prstatus(memoryview(buf), "<", 62, 1)
+    assert t is not None and t.pr_reg == bytes(buf[112:112 + 8 * 27])
     buf[112:120] = b"\xff" * 8
     assert t is not None and t.named["r15"] == 0 and isinstance(t.pr_reg, bytes)
 
@@ -202,6 +215,11 @@ def test_nt_file_counts_at_the_boundary() -> None:
     assert nt_file(memoryview(_nt_desc(maps, count=3)[:16 + 48]), "<", 10) == ([], 0)
     assert nt_file(memoryview(_nt_desc(maps, count=2**63)), "<", 10) == ([], 0)
     assert nt_file(memoryview(b"\0" * 15), "<", 10) == ([], 0)
+    # a table filling the note exactly, of many entries, no names
+    many = [(0x1000 * (i + 1), 0x1000 * (i + 2), 0, "/x") for i in range(30)]
+    table = _nt_desc(many)[:16 + 24 * 30]
+    got, more = nt_file(memoryview(table), "<", 100)
+    assert [(m.start, m.path) for m in got] == [(0x1000, "")] and more == 0
     got, more = nt_file(memoryview(_nt_desc([])), "<", 10)
     assert (got, more) == ([], 0)
 
@@ -371,11 +389,21 @@ def test_read_bounds_of_a_load() -> None:
 
 
 def test_read_at_the_top_of_the_address_space() -> None:
+    """A hostile PT_LOAD running past 2**64: nothing past the last address is read."""
     top = 2**64 - 16
-    core = CoreFile.parse(_core(loads=[(top, b"\x01" * 16)]))
+    core = CoreFile.parse(_core(loads=[(top, b"\x01" * 32)]))
     assert core.read(top, 16) == b"\x01" * 16
     assert core.read(top + 8, 8) == b"\x01" * 8
     assert core.read(top + 8, 9) is None
+    assert core.read(top + 16, 1) is None
+
+
+def test_read_at_address_zero_and_loads_out_of_order() -> None:
+    core = CoreFile.parse(_core(loads=[(0x9000, b"\x09" * 16), (0, b"\x05" * 16),
+                                       (0x7000, b"\x07" * 16)]))
+    assert [ld.vaddr for ld in core.loads] == [0, 0x7000, 0x9000]
+    assert core.read(0, 4) == b"\x05" * 4
+    assert core.read(0x7000, 16) == b"\x07" * 16 and core.read(0x9008, 8) == b"\x09" * 8
 
 
 def test_load_whose_bytes_are_missing_from_the_core() -> None:
@@ -396,16 +424,22 @@ def _big_core(tmp_path: Path, size: int) -> tuple[Path, bytes]:
 
 
 def test_file_view_core_reads_across_blocks(tmp_path: Path) -> None:
+    """Reads at, across and one byte over the core's block boundaries (file offsets)."""
     block = core_mod._BLOCK
-    p, data = _big_core(tmp_path, 3 * block + 100)
+    p, data = _big_core(tmp_path, 4 * block)
     core = CoreFile.open(str(p))
     try:
-        for at, n in ((0, 8), (block - 8, 8), (block - 4, 8), (block - 1, 1), (block, 1),
-                      (2 * block - 3, block + 10), (0, block), (1, block),
-                      (3 * block + 92, 8), (3 * block + 93, 8), (block * 3, 100)):
-            want = data[at:at + n] if at + n <= len(data) else None
-            assert core.read(0x100000 + at, n) == want, (at, n)
-        assert core.read(0x100000 + block - 4, 8) == data[block - 4:block + 4]
+        first = block - core.loads[0].offset  # the load's offset of the core's 2nd block
+        assert first > 0
+        for at, n in ((0, 8), (-8, 8), (-4, 8), (-1, 1), (0, 1), (-1, 2), (-2, 2), (-3, 2),
+                      (5, 3), (block - 3, block + 10), (0, block), (1, block), (-1, block),
+                      (block, block), (2 * block - 1, 2)):
+            at += first
+            assert core.read(0x100000 + at, n) == data[at:at + n], (at - first, n)
+        end = len(data)
+        assert core.read(0x100000 + end - 8, 8) == data[-8:]
+        assert core.read(0x100000 + end - 7, 8) is None
+        assert core.read(0x100000 + 1, 3) == data[1:4]
     finally:
         core.close()
 
@@ -427,6 +461,20 @@ def test_file_view_core_keeps_a_bounded_cache(tmp_path: Path,
             (base + k * block + 16) >> core_mod._BLOCK_SHIFT for k in (3, 4, 5))
     finally:
         core.close()
+
+
+def test_core_truncated_before_parse_is_one_line(tmp_path: Path) -> None:
+    p = tmp_path / "core"
+    p.write_bytes(_core())
+    view = FileView(str(p))
+    try:
+        os.truncate(p, 200)
+        with pytest.raises(ElfError) as info:
+            CoreFile.parse(view, "lbl")
+        assert info.value.path == "lbl"
+        assert info.value.message.startswith("changed while read"), info.value.message
+    finally:
+        view.close()
 
 
 def test_core_truncated_after_open_raises_changed(tmp_path: Path) -> None:
@@ -454,14 +502,14 @@ def _mapped_core(tmp_path: Path, files: dict[str, bytes],
 
 
 def test_mapped_file_read_at_its_page_offset(tmp_path: Path) -> None:
-    body = os.urandom(3 * 4096)
+    body = os.urandom(4 * 4096)
     core = _mapped_core(tmp_path, {"lib": body}, [(0x500000, 0x502000, 4096, "/lib")])
     assert core.read(0x500000, 16) == body[4096:4112]
     assert core.read(0x501FF8, 8) == body[2 * 4096 - 8 + 4096:3 * 4096]
-    assert core.read(0x501FF8, 9) is None  # past the mapping's end
+    assert core.read(0x501FF8, 9) is None  # past the mapping's end (not the file's)
     assert core.read(0x4FFFFF, 1) is None  # below every mapping
-    assert core.file_read("/lib", 3 * 4096 - 4, 4) == body[-4:]
-    assert core.file_read("/lib", 3 * 4096 - 4, 5) is None  # past the file: SIGBUS
+    assert core.file_read("/lib", 4 * 4096 - 4, 4) == body[-4:]
+    assert core.file_read("/lib", 4 * 4096 - 4, 5) is None  # past the file: SIGBUS
     assert core.file_read("/lib", -1, 2) is None and core.file_read("/lib", 0, -1) is None
     assert core.file_read("/lib", 0, 0) == b""
     assert core.unreadable == {}
