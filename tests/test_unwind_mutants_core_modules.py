@@ -156,6 +156,57 @@ def test_symbols_of_pie_from_symtab() -> None:
     main = funcs["main"][0]
     assert syms.find(main) == ("main", 0)
     assert syms.find(0x10) is None  # undefined symbols (value 0) are not functions at 0
+    with open(PIE, "rb") as f:
+        objects = [(s.name, s["st_value"]) for s in ELFFile(f).get_section_by_name(".symtab")
+                   .iter_symbols() if s["st_info"]["type"] == "STT_OBJECT" and s["st_value"]]
+    assert objects
+    for name, addr in objects:  # data, not functions: never a frame's name
+        got = syms.find(addr)
+        assert got is None or got[0] != name, (name, got)
+
+
+def _patched(tmp_path: Path, path: Path, section: str, field: int, value: bytes) -> Path:
+    """A copy of `path` with `value` written over byte `field` of `section`'s header."""
+    blob = bytearray(path.read_bytes())
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        index = next(i for i, sec in enumerate(elf.iter_sections()) if sec.name == section)
+        at = elf["e_shoff"] + index * elf["e_shentsize"] + field
+    blob[at:at + len(value)] = value
+    out = tmp_path / f"{path.name}-{section}-{field}"
+    out.write_bytes(bytes(blob))
+    return out
+
+
+def test_symtab_of_another_type_leaves_dynsym(tmp_path: Path) -> None:
+    """A `.symtab` that is not a symbol table (sh_type PROGBITS): .dynsym and the PLT are
+    still read."""
+    lib = _patched(tmp_path, LIB, ".symtab", 4, (1).to_bytes(4, "little"))
+    with open(lib, "rb") as f:
+        dyn = {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".dynsym")
+               .iter_symbols() if s["st_info"]["type"] == "STT_FUNC" and s["st_value"]}
+    syms = Symbols.load(str(lib))
+    assert dyn and all(syms.find(a) == (n, 0) for n, a in dyn.items())
+    plt = _objdump_plt(LIB)
+    assert all(syms.find(a) == (n, 0) for a, n in plt)
+
+
+@pytest.mark.parametrize("section, field, value", [
+    (".rela.plt", 0, None),  # renamed away: no .rela.plt
+    (".plt", 0, None),  # no .plt
+    (".rela.plt", 4, (1).to_bytes(4, "little")),  # not a relocation section
+])
+def test_plt_symbols_need_every_part(tmp_path: Path, section: str, field: int,
+                                     value: bytes | None) -> None:
+    if value is None:  # point sh_name at another name: ".plt" -> "plt", ".rela.plt" -> "la.plt"
+        with open(PIE, "rb") as f:
+            elf = ELFFile(f)
+            sec = elf.get_section_by_name(section)
+            skip = 1 if section == ".plt" else 3
+            value = (sec["sh_name"] + skip).to_bytes(4, "little")
+    path = _patched(tmp_path, PIE, section, field, value)
+    with open(path, "rb") as f:
+        assert _plt_symbols(ELFFile(f)) == []
 
 
 def test_symbols_of_a_stripped_library(tmp_path: Path) -> None:
@@ -307,6 +358,8 @@ def test_modules_whole(tmp_path: Path) -> None:
     sec = info.sections[0]
     tab = exe.tables[0]
     assert (tab.vma, tab.bias) == (sec.vma, BIAS)
+    assert tab.text_ranges == sorted((r.start + BIAS, r.end + BIAS) for r in info.text_ranges
+                                     if r.end > r.start)
 
 
 def test_module_whose_file_does_not_match(tmp_path: Path) -> None:
@@ -375,6 +428,58 @@ def test_exe_alone_without_nt_file(tmp_path: Path) -> None:
     junk.write_bytes(b"plain text")
     (mod,) = load_modules(core, str(junk))
     assert (mod.error, mod.not_elf, mod.bias) == ("not an ELF file", True, None)
+
+
+class _FailingOs:
+    """os, with pread failing as on an I/O error."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    @staticmethod
+    def pread(fd: int, n: int, off: int) -> bytes:
+        raise OSError(5, "Input/output error")
+
+
+def test_read_errors_of_the_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sfcheck import fileio
+    from sfcheck.unwind import modules
+
+    core = _core([], entry=BIAS)
+    monkeypatch.setattr(modules, "os", _FailingOs())
+    (mod,) = load_modules(core, str(PIE))
+    assert mod.error == "cannot read file: Input/output error" and mod.info is None
+    monkeypatch.undo()
+
+    def refused(path: object) -> None:
+        raise fileio.InputFileError("cannot read file: gone", str(path))
+
+    monkeypatch.setattr(modules, "FileView", refused)
+    (mod,) = load_modules(core, str(PIE))
+    assert (mod.error, mod.bias, mod.tables) == ("cannot read e_entry: cannot read file: gone",
+                                                 None, [])
+    monkeypatch.undo()
+
+    def broken(_stream: object) -> None:
+        raise ValueError("bad header")
+
+    monkeypatch.setattr(modules, "ELFFile", broken)
+    (mod,) = load_modules(core, str(PIE))
+    assert (mod.error, mod.tables) == ("cannot read e_entry: bad header", [])
+
+
+def test_empty_sframe_section_is_skipped_not_the_end() -> None:
+    from types import SimpleNamespace
+
+    from sfcheck.unwind.modules import _add_tables
+
+    info = load_elf(PIE)
+    sec = info.sections[0]
+    empty = SimpleNamespace(data=b"", vma=0x100, name=".sframe.empty")
+    fake = SimpleNamespace(sections=[empty, sec], text_ranges=info.text_ranges)
+    mod = Module("/p", str(PIE), 0, 0, bias=BIAS, info=fake)  # type: ignore[arg-type]
+    _add_tables(mod)
+    assert [t.name for t in mod.tables] == ["/p:.sframe"]
 
 
 def test_exe_given_is_ignored_when_the_core_maps_files() -> None:

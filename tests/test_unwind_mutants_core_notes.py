@@ -275,6 +275,9 @@ def test_nt_file_room_over_several_notes(monkeypatch: pytest.MonkeyPatch) -> Non
     core = CoreFile.parse(_core(nt_file_note(a) + nt_file_note(b)))
     assert [m.path for m in core.mappings] == ["/a0", "/a1", "/b0"]
     assert core.mappings_dropped == 3
+    monkeypatch.setattr(core_mod, "MAX_FILE_MAPPINGS", 1)  # both notes lose some
+    core = CoreFile.parse(_core(nt_file_note(a) + nt_file_note(b)))
+    assert [m.path for m in core.mappings] == ["/a0"] and core.mappings_dropped == 5
 
 
 def test_pac_mask_only_first_linux_note_on_aarch64() -> None:
@@ -345,6 +348,7 @@ def test_pt_note_past_the_end_at_the_boundary() -> None:
     with pytest.raises(ElfError) as info:
         CoreFile.parse(blob[:-1], "c")
     assert info.value.message == f"PT_NOTE at {off:#x} runs past the end of the file"
+    assert info.value.path == "c"
 
 
 def test_hostile_header_is_one_line() -> None:
@@ -353,6 +357,7 @@ def test_hostile_header_is_one_line() -> None:
     with pytest.raises(ElfError) as info:
         CoreFile.parse(bytes(blob), "c")
     assert info.value.message.startswith("cannot parse core: ")
+    assert info.value.path == "c"
 
 
 def test_open_refuses_a_directory_and_truncated_file(tmp_path: Path) -> None:
@@ -576,6 +581,17 @@ def test_mapped_file_changed_before_reopen(tmp_path: Path, monkeypatch: pytest.M
     assert core._file_cache["/a"] is None and "/a" not in core._open_files
     assert core.read(0x100000, 1) is None  # not read again
     assert core.read(0x200000, 1) == b"\x0b"
+
+
+def test_mapped_file_truncated_while_open(tmp_path: Path) -> None:
+    """A file shrunk while it is open: that file's error, closed and forgotten."""
+    core = _mapped_core(tmp_path, {"a": b"\x0a" * 8192}, [(0x100000, 0x102000, 0, "/a")])
+    assert core.read(0x100000, 1) == b"\x0a" and "/a" in core._open_files
+    os.truncate(tmp_path / "a", 100)
+    assert core.read(0x101000, 8) is None
+    assert list(core.unreadable) == ["/a"]
+    assert core.unreadable["/a"].startswith("changed while read")
+    assert "/a" not in core._open_files and core._file_cache["/a"] is None
 
 
 def test_mapped_file_identity_is_first_seen(tmp_path: Path) -> None:
