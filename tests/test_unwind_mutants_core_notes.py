@@ -111,6 +111,20 @@ def _sparse_reader(chunks: list[tuple[int, bytes]], calls: list[tuple[int, int]]
     return read
 
 
+def test_last_note_across_the_window_is_read_to_the_segment_end() -> None:
+    """The last note crosses the first window's end: it is read again from its start up
+    to the segment's end, never past it."""
+    window = notes._NOTE_WINDOW
+    descs = [b"a" * (window - 60), b"b" * 30]
+    body = b"".join(note(k + 1, d) for k, d in enumerate(descs))
+    blob = body + b"\xee" * window
+    calls: list[tuple[int, int]] = []
+    assert _notes(blob, 0, len(body), calls=calls) == [(b"CORE", 1, descs[0]),
+                                                       (b"CORE", 2, descs[1])]
+    pos = len(note(1, descs[0]))
+    assert calls == [(0, window), (pos, len(body) - pos)]
+
+
 @pytest.mark.parametrize("over", [0, 1])
 def test_note_over_max_is_skipped_unread(over: int) -> None:
     """A note of more than MAX_NOTE bytes is skipped (its desc never read); the next is
