@@ -126,7 +126,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 *_present("test_unwind_mutants_table.py", "test_unwind_mutants_walk.py")]),
     "unwind-core": (["sfcheck/unwind/core.py", "sfcheck/unwind/modules.py",
                      "sfcheck/unwind/notes.py", "sfcheck/unwind/sysroot.py"],
-                    ["tests/test_unwind_cores.py", "tests/test_unwind_changed.py"]),
+                    ["tests/test_unwind_cores.py", "tests/test_unwind_changed.py",
+                     *_present("test_unwind_mutants_core_notes.py",
+                               "test_unwind_mutants_core_modules.py")]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
