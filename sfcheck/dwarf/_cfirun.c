@@ -2,16 +2,19 @@
  * reader and dwarf/callframe.py's interpreter are the reference and the fallback).
  *
  * scan(data, vma, big, address_size, ra_col, fp_col, max_work, max_prog) walks an
- * .eh_frame section as read_columns does and returns (offsets, starts, sizes, descs), or
+ * .eh_frame section as read_columns does and returns (offsets, starts, sizes, index,
+ * descs), or
  * None whenever anything is not the plain case (a 64-bit length, an entry past the section,
  * a CIE it cannot read, an FDE whose CIE comes later, a CIE program it cannot run, more
  * work than the bounds could ever allow): then the Python reader runs from scratch and
- * reports what it reports. offsets/starts/sizes are native int64/uint64 columns. descs[k]
- * is FDE k's rows as bytes, 7 native int64 per row (pc relative to the FDE's start, CFA
- * register and offset, RA kind and value, FP kind and value: KIND_* below), or, for a
- * program this interpreter does not run (DW_CFA_set_loc, expressions, unknown or malformed
- * instructions, overflowing arithmetic), a tuple (CIE offset, program offset, entry end)
- * for the Python interpreter, which gives its rows or its error.
+ * reports what it reports. offsets/starts/sizes are native int64/uint64 columns, index
+ * (int64) says which of descs holds each FDE's rows: FDEs with the same rows share one
+ * entry. An entry is the rows as bytes, 7 native int64 per row (pc relative to the FDE's start, CFA
+ * register and offset, RA kind and value, FP kind and value: KIND_* below; an expression,
+ * CFA (register EXPR_CFA) or rule, is its block's place in `data`: offset << 32 | length),
+ * or, for a program this interpreter does not run (DW_CFA_set_loc, unknown or malformed
+ * instructions, overflowing arithmetic), a tuple (CIE offset, program offset, entry end,
+ * FDE start), its own entry, for the Python interpreter, which gives its rows or its error.
  *
  * Every read is checked against the entry it belongs to; LEB128 numbers are read up to
  * 9 bytes (63 bits), longer ones are left to Python. Rows are bounded: a run is refused
@@ -31,6 +34,10 @@
 #define KIND_OFFSET 3
 #define KIND_VAL_OFFSET 4
 #define KIND_REGISTER 5
+#define KIND_EXPRESSION 6
+#define KIND_VAL_EXPRESSION 7
+/* A CFA given by an expression: register EXPR_CFA, its offset the block's place. */
+#define EXPR_CFA (-2)
 
 #define MAX_STACK 4096 /* callframe.py: remember_state nested deeper is an error */
 
@@ -115,6 +122,18 @@ rd_leb(Cur *c, int is_signed, int64_t *out)
         }
     }
     return -1;
+}
+
+/* A block (LEB128 length, bytes) as its place in the data: offset << 32 | length. */
+static int
+rd_block(Cur *c, int64_t *out)
+{
+    int64_t len;
+    if (rd_leb(c, 0, &len) < 0 || need(c, len) < 0 || len > 0xFFFFFFFF)
+        return -1;
+    *out = ((int64_t)c->pos << 32) | len;
+    c->pos += len;
+    return 0;
 }
 
 /* A DW_EH_PE pointer as Cursor.pointer reads it (value modulo the address size). */
@@ -319,26 +338,43 @@ exec_prog(Run *r, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, int bi
             r->st.cfa_reg = a;
             r->st.cfa_off = prod;
             break;
-        case 0x0D:
+        case 0x0D: /* an expression CFA keeps no offset */
             if (rd_leb(&c, 0, &a) < 0)
                 return -1;
+            if (r->st.cfa_reg == EXPR_CFA)
+                r->st.cfa_off = 0;
             r->st.cfa_reg = a;
             break;
-        case 0x0E:
+        case 0x0E: /* an expression CFA keeps no register */
             if (rd_leb(&c, 0, &a) < 0)
                 return -1;
+            if (r->st.cfa_reg == EXPR_CFA)
+                r->st.cfa_reg = -1;
             r->st.cfa_off = a;
             break;
         case 0x13:
             if (rd_leb(&c, 1, &b) < 0 || __builtin_mul_overflow(b, daf, &prod))
                 return -1;
+            if (r->st.cfa_reg == EXPR_CFA)
+                r->st.cfa_reg = -1;
             r->st.cfa_off = prod;
+            break;
+        case 0x0F:
+            if (rd_block(&c, &a) < 0)
+                return -1;
+            r->st.cfa_reg = EXPR_CFA;
+            r->st.cfa_off = a;
+            break;
+        case 0x10: case 0x16:
+            if (rd_leb(&c, 0, &a) < 0 || rd_block(&c, &b) < 0)
+                return -1;
+            set_rule(r, a, op == 0x10 ? KIND_EXPRESSION : KIND_VAL_EXPRESSION, b);
             break;
         case 0x2E:
             if (rd_leb(&c, 0, &a) < 0)
                 return -1;
             break;
-        default: /* set_loc, expressions, unknown: Python's */
+        default: /* set_loc, unknown: Python's */
             return -1;
         }
     }
@@ -420,11 +456,6 @@ read_cie(Cur *c, Py_ssize_t at, uint64_t vma, int address_size, Run *r, Cie *out
     return 0;
 }
 
-static PyObject *
-fallback_item(Py_ssize_t cie_at, Py_ssize_t prog_at, Py_ssize_t end)
-{
-    return Py_BuildValue("(nnn)", cie_at, prog_at, end);
-}
 
 static PyObject *
 scan(PyObject *self, PyObject *args)
@@ -440,17 +471,19 @@ scan(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *d = view.buf;
     Py_ssize_t n = view.len, pos = 0, work = 0;
-    PyObject *result = NULL, *descs = NULL;
-    Buf offsets = {0}, starts = {0}, sizes = {0}, cies = {0};
+    PyObject *result = NULL, *descs = NULL, *seen = NULL;
+    Buf offsets = {0}, starts = {0}, sizes = {0}, index = {0}, cies = {0};
     Run r;
     memset(&r, 0, sizeof r);
     r.ra_col = ra_col;
     r.fp_col = fp_col;
     int refused = 0;
-    if (address_size != 4 && address_size != 8)
+    /* (blocks are told by their place: offset << 32 | length) */
+    if ((address_size != 4 && address_size != 8) || n > 0x7FFFFFFF)
         goto refuse;
     descs = PyList_New(0);
-    if (descs == NULL)
+    seen = PyDict_New(); /* rows (bytes) -> their index in descs */
+    if (descs == NULL || seen == NULL)
         goto fail;
     while (n - pos >= 4) {
         Cur hc = {d, pos, n, big};
@@ -518,22 +551,36 @@ scan(PyObject *self, PyObject *args)
         if (rc == -2)
             goto nomem;
         PyObject *item = rc == 0 ? PyBytes_FromStringAndSize(r.rows.p, (Py_ssize_t)r.rows.len)
-                                 : fallback_item(cie_at, prog_at, end);
+                                 : Py_BuildValue("(nnnK)", cie_at, prog_at, end,
+                                                 (unsigned long long)start);
         if (item == NULL)
             goto fail;
-        int bad = PyList_Append(descs, item);
+        int64_t at = PyList_GET_SIZE(descs);
+        PyObject *known = rc == 0 ? PyDict_GetItemWithError(seen, item) : NULL;
+        if (known != NULL)
+            at = PyLong_AsLongLong(known);
+        else if (PyErr_Occurred())
+            at = -1;
+        else {
+            PyObject *k = PyLong_FromLongLong(at);
+            if (k == NULL || (rc == 0 && PyDict_SetItem(seen, item, k) < 0)
+                || PyList_Append(descs, item) < 0)
+                at = -1;
+            Py_XDECREF(k);
+        }
         Py_DECREF(item);
-        if (bad < 0)
+        if (at < 0)
             goto fail;
         int64_t off = pos;
         if (buf_add(&offsets, &off, 8) < 0 || buf_add(&starts, &start, 8) < 0
-            || buf_add(&sizes, &size, 8) < 0)
+            || buf_add(&sizes, &size, 8) < 0 || buf_add(&index, &at, 8) < 0)
             goto nomem;
         pos = end;
     }
-    result = Py_BuildValue("(y#y#y#O)", offsets.p ? offsets.p : "", (Py_ssize_t)offsets.len,
+    result = Py_BuildValue("(y#y#y#y#O)", offsets.p ? offsets.p : "", (Py_ssize_t)offsets.len,
                            starts.p ? starts.p : "", (Py_ssize_t)starts.len,
-                           sizes.p ? sizes.p : "", (Py_ssize_t)sizes.len, descs);
+                           sizes.p ? sizes.p : "", (Py_ssize_t)sizes.len,
+                           index.p ? index.p : "", (Py_ssize_t)index.len, descs);
     goto done;
 refuse:
     refused = 1;
@@ -544,6 +591,8 @@ fail:
     result = NULL;
 done:
     Py_XDECREF(descs);
+    Py_XDECREF(seen);
+    PyMem_Free(index.p);
     PyMem_Free(offsets.p);
     PyMem_Free(starts.p);
     PyMem_Free(sizes.p);
@@ -559,7 +608,7 @@ done:
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
      "scan(data, vma, big, address_size, ra_col, fp_col, max_work, max_prog)\n"
-     "-> (offsets, starts, sizes, descs) | None\n\n"
+     "-> (offsets, starts, sizes, index, descs) | None\n\n"
      "An .eh_frame section's FDEs and their rows as dwarf/ehframe.py read_columns\n"
      "reads them, or None where that reader must run."},
     {NULL, NULL, 0, NULL},

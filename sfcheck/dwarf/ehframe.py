@@ -20,6 +20,7 @@ from types import ModuleType
 
 from ..record import NamedTuple
 from .callframe import (
+    EXPRESSION,
     MAX_FDE_ROWS,
     MAX_FILE_OPS,
     MAX_FILE_ROWS,
@@ -27,9 +28,12 @@ from .callframe import (
     REGISTER,
     SAME_VALUE,
     UNDEFINED,
+    VAL_EXPRESSION,
     VAL_OFFSET,
     Budget,
     Convert,
+    RawCfa,
+    RawRule,
     Row,
     WorkBound,
     run,
@@ -114,7 +118,7 @@ def _load_cfirun() -> ModuleType | None:
 CFIRUN = _load_cfirun()
 
 # _cfirun's rule kinds, by number (0: no rule).
-_KINDS = (None, UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET, REGISTER)
+_KINDS = (None, UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET, REGISTER, EXPRESSION, VAL_EXPRESSION)
 _ROW = struct.Struct("=7q")
 
 
@@ -136,42 +140,49 @@ def read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
 
 def _scanned(got: tuple, data: bytes, vma: int, big: bool, address_size: int,
              ra_column: int, fp_column: int, convert: Convert | None) -> FdeColumns:
-    """read_columns from _cfirun.scan's columns and rows; the programs it left (a tuple
-    for the FDE) run here, in section order, as read_columns runs them."""
-    offsets, starts, sizes, descs = got
+    """read_columns from _cfirun.scan's columns and rows; the programs it left (a tuple)
+    run here, in section order, as read_columns runs them."""
+    offsets, starts, sizes, index, descs = got
     out = FdeColumns()
     out.offsets.frombytes(offsets)
     out.starts.frombytes(starts)
     out.sizes.frombytes(sizes)
     budget = Budget(convert)
-    converted = budget.converted
     cies: dict[int, Cie] = {}
-    made: dict[bytes, tuple[Row, ...]] = {}  # the same rows (bytes) -> one tuple
-    rels = out.rels
-    for k, desc in enumerate(descs):
+    made: list[tuple[Row, ...]] = []
+    for desc in descs:
         if type(desc) is bytes:
-            rows = made.get(desc)
-            if rows is None:
-                rows = made[desc] = _rows(desc, convert, converted)
-        else:
-            cie_at, prog_at, end = desc
-            cie = cies.get(cie_at)
-            if cie is None:
-                cie = _cie_at(data, cie_at, cie_at, vma, big, address_size, cies)
-            rows = run(cie, data[prog_at:end], prog_at, out.starts[k], vma, address_size, big,
-                       ra_column, fp_column, budget)[0]
-        rels.append(rows)
+            made.append(_rows(desc, data, convert, budget.converted))
+            continue
+        cie_at, prog_at, end, start = desc
+        cie = cies.get(cie_at)
+        if cie is None:
+            cie = _cie_at(data, cie_at, cie_at, vma, big, address_size, cies)
+        made.append(run(cie, data[prog_at:end], prog_at, start, vma, address_size, big,
+                        ra_column, fp_column, budget)[0])
+    out.rels = list(map(made.__getitem__, array("q", index)))
     return out
 
 
-def _rows(desc: bytes, convert: Convert | None, converted: dict) -> tuple[Row, ...]:
+def _rule(kind: int, value: int, data: bytes) -> RawRule:
+    if kind >= 6:  # an expression: its block's place in data
+        at = value >> 32
+        return _KINDS[kind], data[at:at + (value & 0xFFFFFFFF)]
+    return (_KINDS[kind], value if kind >= 3 else None) if kind else None
+
+
+def _rows(desc: bytes, data: bytes, convert: Convert | None, converted: dict,
+          ) -> tuple[Row, ...]:
     """_cfirun's rows as callframe's advance() makes them (raw, or converted and
     interned in `converted`)."""
     rows = []
     for loc, cfa_reg, cfa_off, ra_k, ra_v, fp_k, fp_v in _ROW.iter_unpack(desc):
-        cfa = (cfa_reg, cfa_off)
-        ra = (_KINDS[ra_k], ra_v if ra_k >= 3 else None) if ra_k else None
-        fp = (_KINDS[fp_k], fp_v if fp_k >= 3 else None) if fp_k else None
+        if cfa_reg == -2:  # an expression
+            cfa: RawCfa = data[cfa_off >> 32:(cfa_off >> 32) + (cfa_off & 0xFFFFFFFF)]
+        else:
+            cfa = (cfa_reg, cfa_off)
+        ra = _rule(ra_k, ra_v, data) if ra_k else None
+        fp = _rule(fp_k, fp_v, data) if fp_k else None
         if convert is None:
             rows.append(Row(loc, cfa, ra, fp))
             continue
