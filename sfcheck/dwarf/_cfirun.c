@@ -3,16 +3,17 @@
  *
  * scan(data, vma, big, address_size, ra_col, fp_col, max_work, max_prog) walks an
  * .eh_frame section as read_columns does and returns (offsets, starts, sizes, index,
- * descs), or
- * None whenever anything is not the plain case (a 64-bit length, an entry past the section,
- * a CIE it cannot read, an FDE whose CIE comes later, a CIE program it cannot run, more
- * work than the bounds could ever allow): then the Python reader runs from scratch and
- * reports what it reports. offsets/starts/sizes are native int64/uint64 columns, index
- * (int64) says which of descs holds each FDE's rows: FDEs with the same rows share one
- * entry. An entry is the rows as bytes, 7 native int64 per row (pc relative to the FDE's start, CFA
- * register and offset, RA kind and value, FP kind and value: KIND_* below; an expression,
- * CFA (register EXPR_CFA) or rule, is its block's place in `data`: offset << 32 | length),
- * or, for a program this interpreter does not run (DW_CFA_set_loc, unknown or malformed
+ * descs), or None whenever anything is not the plain case (a 64-bit length, an entry past
+ * the section, a CIE it cannot read, an FDE whose CIE comes later, a CIE program it cannot
+ * run, more work than the bounds could ever allow): then the Python reader runs from
+ * scratch and reports what it reports.
+ *
+ * offsets/starts/sizes are native int64/uint64 columns; index (int64) says which entry of
+ * descs holds each FDE's rows (FDEs with the same rows share one). An entry is the rows as
+ * bytes, 7 native int64 per row: pc relative to the FDE's start, CFA register and offset,
+ * RA kind and value, FP kind and value (KIND_* below; an expression, CFA (register
+ * EXPR_CFA) or rule, is its block's place in `data`: offset << 32 | length). Or, for a
+ * program this interpreter does not run (DW_CFA_set_loc, unknown or malformed
  * instructions, overflowing arithmetic), a tuple (CIE offset, program offset, entry end,
  * FDE start), its own entry, for the Python interpreter, which gives its rows or its error.
  *
