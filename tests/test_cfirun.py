@@ -242,3 +242,24 @@ def test_corpus_sections_read_alike(path: Path) -> None:
         bad = data[:k] + bytes([data[k] ^ 0xFF]) + data[k + 1:]
         c, py = both(bad, sec["sh_addr"], big, asz)
         assert c == py
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=200))
+def test_fuzz_harness_inputs(data: bytes) -> None:
+    """fuzz/cfirun.py's property on its own input shapes (the ASan campaign's harness)."""
+    from fuzz.cfirun import both as harness_both
+    from fuzz.cfirun import make_section
+
+    section, big, asz = make_section(data)
+    fast, ref = harness_both(section, big, asz, CFIRUN)
+    assert fast == ref
+    assert ehframe.CFIRUN is None or ehframe.CFIRUN is CFIRUN
+
+
+def test_fuzz_harness_reaches_the_interpreter() -> None:
+    from fuzz.cfirun import make_section
+
+    section, big, asz = make_section(b"\x04\x41\x0e\x10\x86\x02\xff\xfe\x0f\x02\x77\x08")
+    got = CFIRUN.scan(section, 0x1000, big, asz, 16, 6, 1 << 21, (1 << 16) - 1)
+    assert got is not None and len(got[4]) == 2 and all(type(d) is bytes for d in got[4])
