@@ -210,7 +210,6 @@ def test_bad_programs_fail_as_in_python(program: bytes) -> None:
 def test_work_bounds_leave_the_section_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """Near a bound the C reader declines; Python's reader stops the FDE as it always did."""
     monkeypatch.setattr(callframe, "MAX_FDE_ROWS", 4)
-    monkeypatch.setattr(ehframe, "MAX_FDE_ROWS", 4)
     data = cie(b"zR", b"\x0c\x07\x08")
     data += fde(0, len(data), b"\x41" * 8)
     assert CFIRUN.scan(data, 0, False, 8, 16, 6, 1 << 21, 3) is None

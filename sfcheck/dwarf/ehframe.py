@@ -19,11 +19,9 @@ from array import array
 from types import ModuleType
 
 from ..record import NamedTuple
+from . import callframe
 from .callframe import (
     EXPRESSION,
-    MAX_FDE_ROWS,
-    MAX_FILE_OPS,
-    MAX_FILE_ROWS,
     OFFSET,
     REGISTER,
     SAME_VALUE,
@@ -129,9 +127,11 @@ def read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
     if CFIRUN is not None:
         # Bounds the C reader keeps under, so that no work bound can be met on its path:
         # the programs' bytes (each row takes an instruction byte, plus one per FDE)
-        # against the file's bounds, one program's against the per-FDE row bound.
+        # against the file's bounds, one program's against the per-FDE row bound. Read
+        # from callframe at each call: the bounds are its (tests lower them).
         got = CFIRUN.scan(data, vma, big_endian, address_size, ra_column, fp_column,
-                          min(MAX_FILE_OPS, MAX_FILE_ROWS), MAX_FDE_ROWS - 1)
+                          min(callframe.MAX_FILE_OPS, callframe.MAX_FILE_ROWS),
+                          callframe.MAX_FDE_ROWS - 1)
         if got is not None:
             return _scanned(got, data, vma, big_endian, address_size, ra_column, fp_column,
                             convert)
