@@ -13,11 +13,29 @@ cross-check reports it instead of comparing a partial table.
 
 from __future__ import annotations
 
+import os
 import struct
 from array import array
+from types import ModuleType
 
 from ..record import NamedTuple
-from .callframe import Budget, Convert, Row, WorkBound, run
+from . import callframe
+from .callframe import (
+    EXPRESSION,
+    OFFSET,
+    REGISTER,
+    SAME_VALUE,
+    UNDEFINED,
+    VAL_EXPRESSION,
+    VAL_OFFSET,
+    Budget,
+    Convert,
+    RawCfa,
+    RawRule,
+    Row,
+    WorkBound,
+    run,
+)
 from .cursor import Cursor, EhFrameError
 
 __all__ = ["EhFrameError", "FdeColumns", "RawFde", "Row", "read_columns", "read_eh_frame"]
@@ -82,10 +100,108 @@ def read_eh_frame(data: bytes, vma: int, big_endian: bool, address_size: int,
             for k, f in enumerate(zip(c.offsets, c.starts, c.sizes, c.rels, strict=True))]
 
 
+def _load_cfirun() -> ModuleType | None:
+    """The C reader of the common case, unless SFCHECK_PURE_PYTHON is set (to anything) or
+    it was not built."""
+    if "SFCHECK_PURE_PYTHON" in os.environ:
+        return None
+    try:
+        from . import _cfirun
+    except ImportError:
+        return None
+    return _cfirun
+
+
+# The one switch between the readers, read once at import (tests replace it).
+CFIRUN = _load_cfirun()
+
+# _cfirun's rule kinds, by number (0: no rule).
+_KINDS = (None, UNDEFINED, SAME_VALUE, OFFSET, VAL_OFFSET, REGISTER, EXPRESSION, VAL_EXPRESSION)
+_ROW = struct.Struct("=7q")
+
+
 def read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
                  ra_column: int, fp_column: int, convert: Convert | None = None,
                  ) -> FdeColumns:
     """read_eh_frame's FDEs as columns."""
+    if CFIRUN is not None:
+        # Bounds the C reader keeps under, so that no work bound can be met on its path:
+        # the programs' bytes (each row takes an instruction byte, plus one per FDE)
+        # against the file's bounds, one program's against the per-FDE row bound. Read
+        # from callframe at each call: the bounds are its (tests lower them).
+        got = CFIRUN.scan(data, vma, big_endian, address_size, ra_column, fp_column,
+                          min(callframe.MAX_FILE_OPS, callframe.MAX_FILE_ROWS),
+                          callframe.MAX_FDE_ROWS - 1)
+        if got is not None:
+            return _scanned(got, data, vma, big_endian, address_size, ra_column, fp_column,
+                            convert)
+    return _read_columns(data, vma, big_endian, address_size, ra_column, fp_column, convert)
+
+
+def _scanned(got: tuple, data: bytes, vma: int, big: bool, address_size: int,
+             ra_column: int, fp_column: int, convert: Convert | None) -> FdeColumns:
+    """read_columns from _cfirun.scan's columns and rows; the programs it left (a tuple)
+    run here, in section order, as read_columns runs them."""
+    offsets, starts, sizes, index, descs = got
+    out = FdeColumns()
+    out.offsets.frombytes(offsets)
+    out.starts.frombytes(starts)
+    out.sizes.frombytes(sizes)
+    budget = Budget(convert)
+    cies: dict[int, Cie] = {}
+    made: list[tuple[Row, ...]] = []
+    for desc in descs:
+        if type(desc) is bytes:
+            made.append(_rows(desc, data, convert, budget.converted))
+            continue
+        cie_at, prog_at, end, start = desc
+        cie = cies.get(cie_at)
+        if cie is None:
+            cie = _cie_at(data, cie_at, cie_at, vma, big, address_size, cies)
+        made.append(run(cie, data[prog_at:end], prog_at, start, vma, address_size, big,
+                        ra_column, fp_column, budget)[0])
+    out.rels = list(map(made.__getitem__, array("q", index)))
+    return out
+
+
+def _rule(kind: int, value: int, data: bytes) -> RawRule:
+    if kind >= 6:  # an expression: its block's place in data
+        at = value >> 32
+        return _KINDS[kind], data[at:at + (value & 0xFFFFFFFF)]
+    return (_KINDS[kind], value if kind >= 3 else None) if kind else None
+
+
+def _rows(desc: bytes, data: bytes, convert: Convert | None, converted: dict,
+          ) -> tuple[Row, ...]:
+    """_cfirun's rows as callframe's advance() makes them (raw, or converted and
+    interned in `converted`)."""
+    rows = []
+    for loc, cfa_reg, cfa_off, ra_k, ra_v, fp_k, fp_v in _ROW.iter_unpack(desc):
+        if cfa_reg == -2:  # an expression
+            cfa: RawCfa = data[cfa_off >> 32:(cfa_off >> 32) + (cfa_off & 0xFFFFFFFF)]
+        else:
+            cfa = (cfa_reg, cfa_off)
+        ra = _rule(ra_k, ra_v, data) if ra_k else None
+        fp = _rule(fp_k, fp_v, data) if fp_k else None
+        if convert is None:
+            rows.append(Row(loc, cfa, ra, fp))
+            continue
+        key = (cfa, ra, fp)
+        got = converted.get(key)
+        if got is None:
+            got = converted[key] = (convert(*key), {})
+        row = got[1].get(loc)
+        if row is None:
+            rules = got[0]
+            row = got[1][loc] = Row(loc, rules[0], rules[1], rules[2])
+        rows.append(row)
+    return tuple(rows)
+
+
+def _read_columns(data: bytes, vma: int, big_endian: bool, address_size: int,
+                  ra_column: int, fp_column: int, convert: Convert | None = None,
+                  ) -> FdeColumns:
+    """read_columns in Python: the reference, and every case _cfirun leaves."""
     out = FdeColumns()
     add_offset, add_start = out.offsets.append, out.starts.append
     add_size, add_rel, limits = out.sizes.append, out.rels.append, out.limits

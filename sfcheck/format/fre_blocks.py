@@ -31,6 +31,9 @@ from .model import FDE, FRE
 Tokens = list[tuple[bytes, bytes]]
 _START = itemgetter(0)
 OnTokens = Callable[[int, tuple, int, int, int, Tokens], None]
+# known(i, record, info, info2, FRE count, walk_from, block end) -> True: the reader has
+# dealt with the FDE from its raw block (FreBlocks.run).
+Known = Callable[[int, tuple, int, int, int, int, int], bool]
 
 
 def _any_of(infos: list[int]) -> bytes:
@@ -113,11 +116,18 @@ class FreBlocks:
         return chain(nexts, (self.dec.fre_limit,)) if stop >= n else nexts
 
     def run(self, begin: int, stop: int, on_tokens: OnTokens,
-            on_decoded: Callable[[int, FDE], None]) -> None:
+            on_decoded: Callable[[int, FDE], None], known: Known | None = None) -> None:
         """For FDEs begin..stop-1 in order: on_tokens(i, record, info, info2, start-address
         size, tokens) when the block is exactly its FREs, one token each, ending where the
         next FDE's block starts; otherwise on_decoded(i, FDE) (or the decoder's
-        DecodeError). One loop for every reader: it runs once per FDE of a large table."""
+        DecodeError). One loop for every reader: it runs once per FDE of a large table.
+
+        `known`, asked first about each block within bounds, may settle an FDE from its
+        raw bytes data[walk_from:end] (True): a reader that has seen those very bytes with
+        the same FRE type and count split into tokens knows they split again, the same
+        way (the token pattern looks at nothing outside them). The block is charged as a
+        token block; `known` acts before the charge, so it is for walks that cannot stop
+        early."""
         h, dec, data = self.h, self.dec, self.dec.data
         fres_start, fre_len, limit, attr = h.fres_start, h.fre_len, dec.fre_limit, self.attr
         attr_struct, finders_, start_of = dec._attr_struct, _FINDERS, _START
@@ -135,6 +145,9 @@ class FreBlocks:
                     nf, info, info2, _rep = attr_struct.unpack_from(data, first)
                 else:
                     nf, info, info2 = rec[3], rec[4], 0
+                if known is not None and known(i, rec, info, info2, nf, walk_from, nxt):
+                    self.spend(i, first, nxt)
+                    continue
                 found = finders_.get(info & 0xF) or _finder(info & 0xF)
                 if found is not None:
                     toks = found[1](data, walk_from, nxt)

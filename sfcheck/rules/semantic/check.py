@@ -276,6 +276,7 @@ class _SectionPass:
         maybe = (_maybe_overlapping(self.eh_starts, self.eh_ends, starts, sizes)
                  if -1 in self.single else b"\x01" * n)
         on_tokens, on_decoded = self.on_tokens_single, self.on_decoded_single
+        known = self.known_single
         i = 0
         while i < n:  # alternate runs: FDEs that overlap nothing, FDEs that may
             j = maybe.find(1, i)
@@ -287,7 +288,7 @@ class _SectionPass:
             i = maybe.find(0, j)
             if i < 0:
                 i = n
-            blocks.run(j, i, on_tokens, on_decoded)
+            blocks.run(j, i, on_tokens, on_decoded, known)
 
     def none_overlap(self, blocks: FreBlocks) -> None:
         """shared() when .eh_frame has no FDE: uncovered_run() for every FDE, with starts
@@ -337,6 +338,22 @@ class _SectionPass:
             return
         assert self.dec is not None
         self.exact(i, start, self.dec.fde(i), [self.ehs[k]])
+
+    def known_single(self, i: int, rec: tuple, info: int, info2: int, nf: int, walk_from: int,
+                     end: int) -> bool:
+        """FreBlocks.run's `known` in the shared walk: True (the FDE's coverage counted)
+        when the one .eh_frame FDE overlapping it settles it as on_tokens_single would
+        from the block's bytes alone (Settle.known); else the tokens are found."""
+        k = self.single[i]
+        if k < 0:
+            return False
+        es, ee, start, size = self.eh_starts[k], self.eh_ends[k], self.starts[i], rec[1]
+        assert self.dec is not None
+        if not self.settle.known(start, size, info, info2, nf, self.dec.data[walk_from:end],
+                                 es, ee, self.ehs.rels[k]):
+            return False
+        self.covered[k] += min(start + size, ee) - max(start, es)
+        return True
 
     def on_decoded_single(self, i: int, fde: FDE) -> None:
         k = self.single[i]

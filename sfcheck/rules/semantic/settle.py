@@ -30,8 +30,10 @@ class Settle:
         # One object per distinct (CFA, RA, FP) value, whatever bytes said it: rules compare
         # equal exactly when they are the same object, so no RegRule.__eq__ runs in _quiet.
         self.canon: dict[object, object] = {}
-        # (FRE tokens, .eh_frame rows, same start?) -> (verdict, reach): functions of one
-        # shape share both sides; the verdict holds for any size past `reach`.
+        # (start-address size, FRE count, .eh_frame rows, same start?, FRE tokens) ->
+        # (verdict, reach): functions of one shape share both sides; the verdict holds for
+        # any size past `reach`. The tokens joined are the FRE block's bytes (they cover it
+        # exactly), so known() looks the block up as it lies in the section.
         self.verdicts: dict[tuple, tuple[bool, int]] = {}
         self.steps: dict = {}  # eh_steps' memo: id(.eh_frame rows) -> steps of all of them
 
@@ -57,7 +59,7 @@ class Settle:
         # The FREs as one bytes object: each token's length follows from `asz` and its info
         # byte, so the joined bytes name the tokens exactly, and a memo entry keeps one
         # object instead of a tuple and two bytes per FRE (rel lives as long as this).
-        key = (asz, id(rel), eh_start == start, b"".join(chain.from_iterable(toks)))
+        key = (asz, len(toks), id(rel), eh_start == start, b"".join(chain.from_iterable(toks)))
         got = self.verdicts.get(key)
         if got is not None and size > got[1]:
             return got[0]
@@ -67,6 +69,19 @@ class Settle:
         if size > reach:  # nothing was cut at `size`: the same for every larger size
             self.verdicts[key] = (verdict, reach)
         return verdict
+
+    def known(self, start: int, size: int, info: int, info2: int, nf: int, block: bytes,
+              eh_start: int, eh_end: int, rel: tuple[CfiRow, ...]) -> bool:
+        """True when quiet() is known to say True for the FDE whose FRE block is `block`
+        (`nf` FREs, when they split into tokens): it said so for a block of these bytes,
+        FRE type and count, against these rows, for a size below this one."""
+        if info & 0x10 or (self.v3 and info2 & 0x1F == constants.FDE_TYPE_FLEX) or not rel:
+            return False
+        if eh_start > start or eh_end < start + size:
+            return False
+        asz = constants.FRE_ADDR_SIZE.get(info & 0xF)
+        got = self.verdicts.get((asz, nf, id(rel), eh_start == start, block))
+        return got is not None and got[0] and size > got[1]
 
     def _quiet(self, size: int, starts: bytes | tuple[int, ...], toks: Tokens,
                same_start: bool, rel: tuple[CfiRow, ...]) -> bool:
