@@ -43,8 +43,9 @@ EPILOG_IN_EXIT_STATUS = frozenset({"check"})
 ENVIRONMENT = (
     ("NO_COLOR", "When set and not empty, `--color auto` (the default) does not colour "
                  "severities."),
-    ("SFCHECK_PURE_PYTHON", "When set, the fast path walks FREs in Python instead of the "
-                            "optional compiled walk (the verdicts are the same)."),
+    ("SFCHECK_PURE_PYTHON", "When set, the fast path walks FREs and the .eh_frame "
+                            "cross-check reads CFI in Python instead of the optional compiled "
+                            "code (the findings are the same)."),
     ("TMPDIR", "Where archive members too large to hold in memory are spilled while they "
                "are checked (a private directory, removed when the scan ends)."),
     ("COLUMNS", "Width of `--help` output (default: the terminal's, else 80)."),
