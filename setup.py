@@ -53,7 +53,8 @@ setup(
     package_data={"sfcheck.report": ["*.schema.json"], "sfcheck.dump": ["*.schema.json"],
                   "sfcheck.survey": ["*.schema.json"],
                   "sfcheck.integrations": ["xdg/rpmlint/*.toml"]},  # rpmlint's config
-    ext_modules=[Extension("sfcheck.walk._frewalk", ["sfcheck/walk/_frewalk.c"], optional=True)],
+    ext_modules=[Extension("sfcheck.walk._frewalk", ["sfcheck/walk/_frewalk.c"], optional=True),
+                 Extension("sfcheck.format._rows", ["sfcheck/format/_rows.c"], optional=True)],
     cmdclass={"build_py": BuildPyWithData},
     data_files=[("share/man/man1", [MAN_PAGE]),
                 ("share/bash-completion/completions", [COMPLETION])],
