@@ -443,7 +443,9 @@ def _v3_by_fde(table: SFrameTable, text: tuple[int, int], memo: v3series.Memo,
     ks = list(map(partial(bisect_right, addrs), map(itemgetter(0), inside)))
     # A PC below every function, or in a quiet FDE, has nothing to report whatever its
     # offset (the loop below would skip it): only the rest is compared.
-    loud = {k for k in set(ks) if k and not quiet(k - 1)}
+    # (an FDE already found quiet, most of them, is looked up rather than asked again)
+    known = quiet_of.get
+    loud = {k for k in set(ks) if k and not known(k - 1) and not quiet(k - 1)}
     for probe, k in compress(zip(inside, ks, strict=True), map(loud.__contains__, ks)):
         pc = probe.pc
         i = k - 1
