@@ -11,7 +11,7 @@ the model and the reference agree everywhere gets none.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, islice
@@ -67,7 +67,8 @@ Span = tuple[int, int, list[int], Sequence[v3series.FreRow], int]
 
 
 def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES,
-              quiet: Callable[[int, Rows], bool] | None = None) -> list[Probe]:
+              quiet: Callable[[int, Rows], bool] | None = None,
+              held: Mapping[int, int] | None = None) -> list[Probe]:
     """Function starts, row starts (PCMASK: in the first two blocks), last bytes, the
     first byte after each function when no function holds it, and the byte below the
     lowest function; each PC once, in the order first probed, with the reason of its
@@ -76,7 +77,11 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES,
 
     `quiet(i, table.rows(i))`, asked of each FDE that decodes, says the caller will report
     nothing at any PC that FDE `i` itself holds: its start, rows and last byte are then
-    left out (the rest of the list is unchanged: in order, with the same reasons)."""
+    left out (the rest of the list is unchanged: in order, with the same reasons).
+
+    `held` maps FDEs already known to decode and to be quiet to their size (a caller that
+    asked `quiet` of them first): they are not decoded again, only their start, the lowest
+    start and their gap are taken (what the loop does with a quiet FDE)."""
     h = table.header
     if h is None:
         return []
@@ -89,6 +94,16 @@ def probe_pcs(table: SFrameTable, limit: int = MAX_PROBE_FDES,
     base = table.vma + table.bias
     pcs = table.func_starts  # the index's column: what func_start gives per FDE
     for i in range(0, n, step):
+        if held and i in held:
+            s = pcs[i] & MASK64
+            if lowest is None or s < lowest:
+                lowest = s
+            size = held[i]
+            if size:
+                pc = (s + size) & MASK64
+                if pc not in where:
+                    where[pc] = "gap"
+            continue
         try:
             got = table.rows(i)
         except DecodeError:
@@ -422,12 +437,15 @@ def _v3_by_fde(table: SFrameTable, text: tuple[int, int], memo: v3series.Memo,
     def held_quiet(i: int, got: Rows) -> bool:  # FDE i holds all its own probes, and is quiet
         return ends[i] <= (addrs[i + 1] if i < last else MASK64 + 1) and quiet(i, got)
 
-    inside = [p for p in probe_pcs(table, limit, held_quiet) if lo <= p.pc < hi]
+    held = _held_quiet(table, memo, ends, limit, same, quiet_of, passed, walked, quiet)
+    inside = [p for p in probe_pcs(table, limit, held_quiet, held) if lo <= p.pc < hi]
     # Each PC's bisection point in the starts (FDE k - 1 holds it, if any): one C loop.
     ks = list(map(partial(bisect_right, addrs), map(itemgetter(0), inside)))
     # A PC below every function, or in a quiet FDE, has nothing to report whatever its
     # offset (the loop below would skip it): only the rest is compared.
-    loud = {k for k in set(ks) if k and not quiet(k - 1)}
+    # (an FDE already found quiet, most of them, is looked up rather than asked again)
+    known = quiet_of.get
+    loud = {k for k in set(ks) if k and not known(k - 1) and not quiet(k - 1)}
     for probe, k in compress(zip(inside, ks, strict=True), map(loud.__contains__, ks)):
         pc = probe.pc
         i = k - 1
@@ -457,6 +475,57 @@ def _v3_by_fde(table: SFrameTable, text: tuple[int, int], memo: v3series.Memo,
                       walked=walked)
         if d is not None:
             yield d
+
+
+def _held_quiet(table: SFrameTable, memo: v3series.Memo, ends: list[int], limit: int,
+                same: dict[int, Span | None], quiet_of: dict[int, bool],
+                passed: dict[int, set[v3series.FreRow]], walked: WalkMemo,
+                quiet: Callable[[int, Rows], bool]) -> dict[int, int]:
+    """Of the FDEs probe_pcs visits, those that hold all their own probes (end at or below
+    the next start) and are quiet, each with its size: _v3_by_fde's held_quiet asked of
+    them in one loop, before the probe list is made. The common case (an FDE that decodes
+    with FREs, neither PCMASK nor signal, whose start lies in the registered text, whose
+    FRE starts strictly increase up to at most its size, and which the model has not read
+    yet) is _same_rows through Memo.clean_from's taking of the reference's decode, written
+    out here; every other FDE is asked of `quiet` itself."""
+    h = table.header
+    assert h is not None
+    addrs = memo.addrs
+    assert addrs is not None
+    n = h.num_fdes
+    last = len(addrs) - 1
+    text_lo, text_hi = memo.sec.text
+    rows_of, fres, fdes = table.rows, memo.fres, memo.fdes
+    abi = h.abi
+    odd = 0x90 if h.version >= constants.VERSION_3 else 0x10  # PCMASK; v3: signal too
+    held: dict[int, int] = {}
+    for i in range(0, n, max(1, n // limit)):
+        addr, end = addrs[i], ends[i]
+        if end > (addrs[i + 1] if i < last else MASK64 + 1):
+            continue
+        q = quiet_of.get(i)
+        if q is None:
+            try:
+                got = rows_of(i)
+            except DecodeError:
+                continue
+            ref, starts, rows = got
+            info = ref.info
+            if (starts and not info & odd and i not in fres and text_lo <= addr < text_hi
+                    and starts[-1] <= ref.size and all(map(lt, starts, islice(starts, 1, None)))
+                    and addr + ref.size == end):
+                fdes[i] = (addr, ref.size, ref.fre_off + v3series.ATTR_SIZE, ref.num_fres, info,
+                           ref.info2, ref.rep_size)
+                fres[i] = (starts, rows, None)
+                span = same[i] = (addr, end, starts, rows, ref.info2 & 0x1F)
+                ok = passed.get(span[4])
+                q = quiet_of[i] = (ok is not None and ok.issuperset(rows)) or _passes(
+                    memo, i, span, passed, walked, abi)
+            else:
+                q = quiet(i, got)
+        if q:
+            held[i] = end - addr
+    return held
 
 
 def _passes(memo: v3series.Memo, i: int, span: Span, passed: dict[int, set[v3series.FreRow]],

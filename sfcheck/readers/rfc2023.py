@@ -19,7 +19,9 @@ an unmapped page. A read outside the section is reported as PAST (its value is u
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ..format import constants
 from ..format.fre_rules import RegRule
@@ -89,6 +91,14 @@ class Memo:
         self.fdes: dict[int, tuple[int, int, int, int]] = {}  # start, fres_off, num, info
         # FDE record -> its FREs' (start, info byte or None if past the section), in order
         self.fres: dict[int, list[tuple[int, int | None]]] = {}
+        # FDE record -> the running maximum of its FRE starts, once all are read: the scan
+        # of _find_fre (no PCMASK) stops at the first start above the PC offset, which is
+        # the first place this maximum exceeds it.
+        self.highs: dict[int, list[int]] = {}
+        # (FDE record, FRE the scan stops at) -> _find_fre's outcome: everything it reads
+        # and reports depends on where the scan stops, not on the PC (except the offset
+        # named when no FRE is at or before it, which is never kept).
+        self.found: dict[tuple[int, int], Outcome] = {}
 
 
 def lookup(data: bytes, sec: Registered, ip: int, memo: Memo | None = None) -> Outcome:
@@ -151,6 +161,25 @@ def _find_fre(memo: Memo, sec: Registered, index: int, ip: int) -> Outcome:
         return Outcome(EINVAL, f"FDE {index}: FRE type {fre_type}", index)
     addr_size = 1 << fre_type
     ip_off = wrap(ip - sec.vma - start, 32)
+    stop = -1  # where the scan below stops, when known beforehand (then its outcome is kept)
+    highs = memo.highs.get(index)
+    if highs is None and fres_num and len(memo.fres.get(index, ())) == fres_num:
+        highs = memo.highs[index] = list(accumulate((s for s, _ in memo.fres[index]), max))
+    if highs is not None:
+        stop = fres_num if pcmask else bisect_right(highs, ip_off)
+        got = memo.found.get((index, stop))
+        if got is not None:
+            return got
+    out = _scan_fres(memo, sec, index, ip_off, fres_off, fres_num, pcmask, addr_size, phantom)
+    if stop > 0:  # a stop at FRE 0 names the PC offset: never kept
+        memo.found[index, stop] = out
+    return out
+
+
+def _scan_fres(memo: Memo, sec: Registered, index: int, ip_off: int, fres_off: int,
+               fres_num: int, pcmask: bool, addr_size: int, phantom: bool) -> Outcome:
+    """find_fre's scan of FDE `index`'s FREs for PC offset `ip_off`, and the row it reads."""
+    mem = memo.mem
     f = sec.fres + fres_off
     last_f: int | Uninit = Uninit("last_f")
     last_j = -1

@@ -13,6 +13,7 @@ from ..elf.model import ElfSFrameInfo
 from ..errors import DecodeError
 from ..format import constants
 from ..format.decode import Decoder, check_fde_array
+from ..format.fde_table import Columns
 from ..format.model import FRE, Header
 from ..profiles import Profile, flag_names
 from ..walk.context import SectionContext
@@ -149,7 +150,31 @@ def _check_flex_dump(ctx: SectionContext, profile: Profile, h: Header) -> None:
 def _any_flex(data: bytes, h: Header) -> bool:
     """Whether an FDE record before the first one that fails to decode is FLEX, read
     without the FREs: when none is, _check_flex_dump's full walk reports nothing (it stops
-    at the first decode error, and only FLEX FDEs report), so it is skipped."""
+    at the first decode error, and only FLEX FDEs report), so it is skipped.
+
+    _any_flex_decoded, from the FDE array's FRE-offset column (format/fde_table.Columns)
+    instead of one decoded FDE object per record: a v3 record (the array checked whole
+    first) decodes without its FREs when its 5-byte attribute record lies within fre_len
+    and the FRE sub-section's bytes (Decoder.fde's two checks), and its FDE type is the
+    attribute's info2 & 0x1F. tests/test_models_fast_flex.py holds the two equal."""
+    if h.version < constants.VERSION_3:
+        return False
+    try:
+        check_fde_array(h, len(data))  # bounds the column by the bytes, not by num_fdes
+    except DecodeError:
+        return False
+    first, fre_len = h.fres_start, h.fre_len
+    last = min(h.fres_end, len(data)) - constants.V3_ATTR_SIZE  # the last attribute start
+    for fre_off in Columns(data, h, 0, h.num_fdes).fre_offs:
+        if fre_off + constants.V3_ATTR_SIZE > fre_len or first + fre_off > last:
+            return False  # the first record that fails to decode ends the dumper's walk
+        if data[first + fre_off + 3] & 0x1F == constants.FDE_TYPE_FLEX:
+            return True
+    return False
+
+
+def _any_flex_decoded(data: bytes, h: Header) -> bool:
+    """_any_flex from decoded FDE records (Decoder.fde): the reference."""
     if h.version < constants.VERSION_3:
         return False
     try:

@@ -144,7 +144,15 @@ class SFrameTable:
         (the reader models' probes). Read once; where fde() raises, the same DecodeError."""
         got = self._rows.get(index)
         if got is None:
-            got = self._rows[index] = self._read_rows(index)
+            dec = self._dec
+            if dec is not None and index not in self._fdes:  # _read_rows' first case, inline
+                try:
+                    got = dec.fde_rows(index)
+                except DecodeError as exc:
+                    got = exc
+                self._rows[index] = got
+            else:
+                got = self._rows[index] = self._read_rows(index)
         if isinstance(got, DecodeError):
             raise got
         return got
