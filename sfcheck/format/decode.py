@@ -7,7 +7,6 @@ bytes that exist before it drives a loop, so a 40-byte section claiming
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -22,23 +21,6 @@ from .model import FDE, FRE, Header, Section
 from .reader import Reader
 
 _HEADER_FIELDS = "HBBBbbBIIIII"
-
-
-def _load_rows():
-    """The C reader of clean FDEs (format/_rows.c), unless SFCHECK_PURE_PYTHON is set (to
-    anything) or it was not built."""
-    if "SFCHECK_PURE_PYTHON" in os.environ:
-        return None
-    try:
-        from . import _rows
-    except ImportError:
-        return None
-    return _rows
-
-
-# The switch between the C and Python readers, read once at import (tests replace it).
-ROWS = _load_rows()
-_MAX_C_INDEX = 1 << 40  # _rows.c takes an index as a C long long; larger ones go to Python
 
 
 @cache
@@ -160,8 +142,6 @@ class Decoder:
         # FREs are read up to the claimed end of the FRE sub-section, but never
         # past the bytes that exist, whatever fre_len says.
         self.fre_limit = min(h.fres_end, len(self.data))
-        self._c_args = (self._fdes_start, h.version, h.big_endian, h.fres_start, h.fre_len,
-                        self.fre_limit)
 
     def __len__(self) -> int:
         return self.header.num_fdes
@@ -171,10 +151,6 @@ class Decoder:
 
     def fde(self, index: int, with_fres: bool = True) -> FDE:
         """Decode FDE `index` (with its v3 attribute record and, optionally, its FREs)."""
-        if not with_fres and ROWS is not None and 0 <= index < _MAX_C_INDEX:
-            got = ROWS.rows(self.data, index, *self._c_args, False)
-            if got is not None:  # else the reference below raises its DecodeError
-                return FDE(got[0], got[1], got[2], (), *got[3:9])
         h = self.header
         off = self._fdes_start + index * self._fde_size
         if off < 0 or off + self._fde_size > self.reader.size:
@@ -261,17 +237,7 @@ class Decoder:
     def fde_rows(self, index: int) -> tuple[FDE, list[int], list[tuple[int, tuple[int, ...]]]]:
         """FDE `index` without FRE objects: its record (fres empty), its FREs' starts and
         each FRE's (info byte, data words), with fde()'s bounds and DecodeErrors. For readers
-        of many FDEs that need no FRE object (the reader models' probes). With the C
-        reader built, it reads the clean FDEs (and returns None for the rest: then this
-        reference runs, and raises)."""
-        if ROWS is not None and 0 <= index < _MAX_C_INDEX:
-            got = ROWS.rows(self.data, index, *self._c_args, True)
-            if got is not None:
-                return FDE(got[0], got[1], got[2], (), *got[3:9]), got[9], got[10]
-        return self._fde_rows(index)
-
-    def _fde_rows(self, index: int) -> tuple[FDE, list[int], list[tuple[int, tuple[int, ...]]]]:
-        """fde_rows in Python: the reference of format/_rows.c."""
+        of many FDEs that need no FRE object (the reader models' probes)."""
         fde = self.fde(index, with_fres=False)
         pos = self.header.fres_start + fde.fre_off + (C.V3_ATTR_SIZE if self._v3 else 0)
         count = fde.num_fres
