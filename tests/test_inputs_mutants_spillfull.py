@@ -4,12 +4,16 @@ for the survivors of the inputs mutation group (issue 29)."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import sfcheck
+from sfcheck.inputs.spill import SpillDir
 
 # RLIMIT_FSIZE set in a child only: writes past 1000 bytes fail there with EFBIG; 1050
 # bytes fit any write buffer, so a buffered copy would fail only at close
@@ -27,7 +31,14 @@ with SpillDir() as spill:
 """
 
 
-def test_file_size_limit_refused_in_one_line(tmp_path: Path) -> None:
+def test_file_size_limit_refused_in_one_line(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same copy without the limit, here: it holds every byte (and mutmut, which picks
+    # a mutant's tests by the functions they call in-process, then runs this test)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with SpillDir() as spill:
+        assert Path(spill.write([b"x" * 100], io.BytesIO(b"y" * 950))).read_bytes() == (
+            b"x" * 100 + b"y" * 950)
     root = str(Path(sfcheck.__file__).parent.parent)
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": root,
            "PYTHONDONTWRITEBYTECODE": "1"}
