@@ -354,3 +354,9 @@ def test_converted_rows_are_interned() -> None:
     assert seen == [(CFA0, RA0, None), ((7, 16), RA0, None)]
     again = run(b"\x41\x0e\x10\x41\x0e\x08", cie(X86), budget=b)[0]
     assert all(x is y for x, y in zip(got, again, strict=True))
+
+
+def test_restore_in_the_cie_program_leaves_no_rule() -> None:
+    # In the CIE there is no initial rule yet to restore to: none
+    assert rows(b"", cie(X86 + bytes([0xC0 | RA]) + b"\x06" + uleb(FP))) == [
+        (0, CFA0, None, None)]
