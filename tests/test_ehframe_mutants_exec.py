@@ -105,6 +105,9 @@ def test_set_loc_in_the_cie_is_read_but_moves_nothing() -> None:
 @pytest.mark.parametrize(("prog", "ra"), [
     (b"\x05" + uleb(RA) + uleb(3), (OFFSET, -24)),
     (b"\x05" + uleb(RA) + uleb(200), (OFFSET, -1600)),  # a two-byte operand
+    (b"\x05" + uleb(RA) + uleb(0x40), (OFFSET, -512)),  # unsigned: bit 6 is no sign
+    (b"\x14" + uleb(RA) + uleb(0x40), (VAL_OFFSET, -512)),
+    (b"\x2f" + uleb(RA) + uleb(0x40), (OFFSET, 512)),
     (b"\x11" + uleb(RA) + sleb(-2), (OFFSET, 16)),
     (b"\x11" + uleb(RA) + sleb(3), (OFFSET, -24)),
     (b"\x14" + uleb(RA) + uleb(3), (VAL_OFFSET, -24)),

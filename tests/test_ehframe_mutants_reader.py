@@ -156,12 +156,14 @@ def test_fde_augmentation_data_is_skipped_only_with_z() -> None:
                            (VMA + 0x101, (7, 16), None, None)]]
 
 
-def test_fde_augmentation_length_past_the_entry() -> None:
+@pytest.mark.parametrize("aug", [0x04, 0x0A, 0x7F])
+def test_fde_augmentation_length_past_the_entry(aug: int) -> None:
     c = entry(cie_body())
     at = len(c)
-    fields = struct.pack("<iI", 0, 0x20) + b"\x7f"
-    with pytest.raises(EhFrameError, match="entry ends inside a field"):
+    fields = struct.pack("<iI", 0, 0x20) + bytes([aug])
+    with pytest.raises(EhFrameError) as e:
         read(c + fde(at, 0, fields, b"\x41\x0e\x10"))
+    assert str(e.value) == f"entry ends inside a field (at .eh_frame+{at + 17:#x})"
 
 
 def test_unterminated_augmentation_string() -> None:
@@ -208,10 +210,11 @@ def test_64_bit_lengths(big: bool) -> None:
     o = ">" if big else "<"
     c = entry(cie_body(big=big, wide=True), big, wide=True)
     at = len(c)
-    start = struct.pack(o + "iI", 0x100 - (at + 20), 0x20) + b"\0"
+    # (a size whose low byte, where a 32-bit FDE's augmentation length is, is small)
+    start = struct.pack(o + "iI", 0x100 - (at + 20), 0x200) + b"\0"
     data = c + fde(at, 0, start, b"\x41\x0e\x10", big, wide=True)
     got = read(data, big=big)
-    assert [f.offset for f in got] == [at]
+    assert [(f.offset, f.start, f.size) for f in got] == [(at, VMA + 0x100, 0x200)]
     assert [[tuple(r) for r in f.rows] for f in got] == WANT
 
 
@@ -237,7 +240,7 @@ def test_an_entry_shorter_than_its_id(length: int, message: str) -> None:
 def test_a_forward_cie_pointer_leads_outside() -> None:
     c = entry(cie_body())
     at = len(c)
-    # -(at + 4) as a signed word would lead back to the CIE; read unsigned it leads nowhere
+    # a pointer past the FDE's own offset leads before the section's start
     ptr = struct.pack("<i", -(at + 4))
     data = c + entry(ptr + pcrel(at + 8, 0x100) + b"\x41")
     with pytest.raises(EhFrameError) as e:
@@ -393,3 +396,16 @@ def test_read_eh_frame_passes_the_converter_on() -> None:
 def test_the_ra_rule_reaches_the_rows() -> None:
     body = cie_body(init=INIT + bytes([0x80 | RA, 1]))
     assert rows(simple(body))[0][0] == (VMA + 0x100, (7, 8), (OFFSET, -8), None)
+
+
+def test_two_cies_then_an_fde() -> None:
+    # CIE A (8 bytes of nops longer than B), CIE B, and an FDE for B at twice A's length:
+    # its CIE must be found from the FDE's own pointer field, not the section's first words
+    b = entry(cie_body(caf=4))
+    a = entry(cie_body(init=INIT + bytes(8)))
+    assert len(a) == len(b) + 8
+    at = 2 * (len(a) - 4)
+    data = a + b
+    assert len(data) == at
+    got = rows(data + fde(at, len(a), pcrel(at + 8, 0x100), b"\x41\x0e\x10"))
+    assert got == [[(VMA + 0x100, (7, 8), None, None), (VMA + 0x104, (7, 16), None, None)]]
