@@ -113,7 +113,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "ehframe": (["sfcheck/dwarf/ehframe.py", "sfcheck/dwarf/callframe.py",
                  "sfcheck/dwarf/cursor.py"],
                 ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
-                 "tests/test_ehframe.py", "tests/test_semantic_bounds.py"]),
+                 "tests/test_ehframe.py", "tests/test_semantic_bounds.py",
+                 "tests/test_ehframe_mutants_exec.py", "tests/test_ehframe_mutants_reader.py"]),
     # the walk on hand-built tables and stacks; core files, modules and sysroots apart: their
     # tests build programs and cores (about a minute for the files, per surviving mutant)
     "unwind": (["sfcheck/unwind/__init__.py", "sfcheck/unwind/abi.py",
