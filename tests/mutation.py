@@ -114,7 +114,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "sfcheck/dwarf/cursor.py"],
                 ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
                  "tests/test_ehframe.py", "tests/test_semantic_bounds.py",
-                 "tests/test_ehframe_mutants_exec.py", "tests/test_ehframe_mutants_reader.py"]),
+                 "tests/test_ehframe_mutants_exec.py", "tests/test_ehframe_mutants_reader.py",
+                 # the C reader (built by the script) against the Python one: where read_columns
+                 # takes the C path, this comparison is what sees a mutant of the reference
+                 "tests/test_cfirun.py"]),
     # the walk on hand-built tables and stacks; core files, modules and sysroots apart: their
     # tests build programs and cores (about a minute for the files, per surviving mutant)
     "unwind": (["sfcheck/unwind/__init__.py", "sfcheck/unwind/abi.py",
