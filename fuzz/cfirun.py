@@ -16,7 +16,6 @@ fuzz/build-cfirun-asan.sh) instead of the installed module.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import struct
 import sys
@@ -39,14 +38,7 @@ _CIES = (b"\0\0\0\0\x01zR\0\x01\x78\x10\x01\x1b\x0c\x07\x08\x90\x01",
 
 def load_cfirun() -> ModuleType | None:
     """The C reader: the build named by SFCHECK_CFIRUN_SO, else the installed one."""
-    path = os.environ.get("SFCHECK_CFIRUN_SO")
-    if path:
-        spec = importlib.util.spec_from_file_location("sfcheck.dwarf._cfirun", path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    return ehframe.CFIRUN
+    return common.load_extension("SFCHECK_CFIRUN_SO", "sfcheck.dwarf._cfirun") or ehframe.CFIRUN
 
 
 CFIRUN = load_cfirun() if __name__ == "__main__" else ehframe.CFIRUN

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -35,6 +36,20 @@ SEED_ELVES = [
 ]
 
 STAT_PERIOD = 2.0  # seconds between #sfstat lines
+
+
+def load_extension(env: str, name: str) -> ModuleType | None:
+    """The C module `name` (e.g. sfcheck.dwarf._cfirun) built where the environment variable
+    `env` points (fuzz/build-asan.sh's instrumented build), else None: the caller then takes
+    the installed one."""
+    path = os.environ.get(env)
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def sfcheck_errors() -> tuple[type[BaseException], ...]:

@@ -17,7 +17,6 @@ of fuzz/build-frewalk-asan.sh) instead of the installed module.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -147,13 +146,9 @@ def make_case(r: Choices) -> Case:
 
 def load_frewalk() -> ModuleType | None:
     """The C walk: the build named by SFCHECK_FREWALK_SO, else the installed one."""
-    path = os.environ.get("SFCHECK_FREWALK_SO")
-    if path:
-        spec = importlib.util.spec_from_file_location("sfcheck.walk._frewalk", path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+    built = common.load_extension("SFCHECK_FREWALK_SO", "sfcheck.walk._frewalk")
+    if built is not None:
+        return built
     try:
         from sfcheck.walk import _frewalk
     except ImportError:
