@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -27,6 +28,13 @@ sys.path.insert(0, _IMPORT_DIR)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (_IMPORT_DIR, os.environ.get("PYTHONPATH")) if p)
 os.environ["PYTHONSAFEPATH"] = "1"
+
+# A suite started in the background of a non-interactive shell (`pytest &`, a CI step, nohup)
+# inherits SIGINT ignored, and so would every child it starts: the tests that interrupt a
+# `sfcheck` child (one-line message, exit 130, no worker left) would see it run on. A handler
+# here is reset to the default in each exec'd child, as an interactive shell would leave it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # No wall-clock limits in property tests: a loaded CI machine (two cores, a CPU hog beside
