@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -80,3 +81,16 @@ def sleb(v: int) -> bytes:
         out.append(b | (0 if done else 0x80))
         if done:
             return bytes(out)
+
+
+class Recorded(io.BytesIO):
+    """A stream that records the size of every read asked of it (None, -1 or a count): for
+    tests that a reader asks for bounded pieces, never the whole rest."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.sizes: list[int | None] = []
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.sizes.append(size)
+        return super().read(size)

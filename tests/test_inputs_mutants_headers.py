@@ -28,6 +28,8 @@ from sfcheck.inputs.limits import Budget
 from sfcheck.inputs.rpm import rpm_entries
 from sfcheck.inputs.tar import MAX_SIZE, _StrictInfo, tar_entries
 
+from helpers import Recorded
+
 
 def _pax(size: str, name: str = "a") -> bytes:
     info = tarfile.TarInfo(name)
@@ -89,14 +91,6 @@ def test_sparse_member_without_holes_charged_its_bytes() -> None:
         _read(data, Limits(max_bytes=len(data) - 1))
 
 
-class Recorded(io.BytesIO):
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.sizes: list[int | None] = []
-
-    def read(self, size: int | None = -1) -> bytes:
-        self.sizes.append(size)
-        return super().read(size)
 
 
 def test_tar_sniff_reads_a_few_bytes() -> None:

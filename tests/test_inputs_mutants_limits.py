@@ -20,21 +20,12 @@ from sfcheck.inputs.sniff import classify, is_tar_head
 from sfcheck.inputs.tar import tar_entries
 
 from archives import tar_bytes
+from helpers import Recorded
 
 LIMIT_MESSAGE = ("archive expands to more than {} bytes (decompression bomb?); "
                  "raise --max-archive-bytes if it is genuine")
 
 
-class Recorded(io.BytesIO):
-    """A decompressor stand-in that records the size of every read asked of it."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.sizes: list[int | None] = []
-
-    def read(self, size: int | None = -1) -> bytes:
-        self.sizes.append(size)
-        return super().read(size)
 
 
 def bounded(data: bytes, max_bytes: int = 1 << 40, used: int = 0

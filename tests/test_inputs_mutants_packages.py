@@ -15,6 +15,7 @@ from sfcheck.inputs.limits import Budget
 from sfcheck.inputs.rpm import _cpio_entries
 
 from archives import ar_bytes, tar_bytes
+from helpers import Recorded
 
 DATA = tar_bytes([("./usr/lib/x.so", b"\x7fELF member")])
 CONTROL = tar_bytes([("./control", b"Package: t\n")])
@@ -205,21 +206,13 @@ def test_cpio_special_file_with_data_refused() -> None:
         "cpio entry p of type 10000 has data"
 
 
-class _Spy(io.BytesIO):
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.asked: list[int | None] = []
-
-    def read(self, size: int | None = -1) -> bytes:
-        self.asked.append(size)
-        return super().read(size)
 
 
 def test_cpio_unread_file_data_skipped_in_bounded_reads() -> None:
     """A 3 MiB member the caller does not read is skipped 1 MiB at a time, never whole."""
     big = bytes(3 << 20)
-    spy = _Spy(cpio_entry(b"big", S_IFREG, big) + cpio_entry(b"next", S_IFDIR) + TRAILER)
+    spy = Recorded(cpio_entry(b"big", S_IFREG, big) + cpio_entry(b"next", S_IFDIR) + TRAILER)
     got = [e.name for e in _cpio_entries(spy, Budget(Limits()))]
     assert got == ["big", "next"]
-    assert max(n for n in spy.asked if n is not None) == 1 << 20
-    assert None not in spy.asked and -1 not in spy.asked
+    assert max(n for n in spy.sizes if n is not None) == 1 << 20
+    assert None not in spy.sizes and -1 not in spy.sizes
