@@ -239,9 +239,7 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
         if mutant:
             states[mutant] = state
     alive = [m for m, state in states.items() if state in ("survived", "no tests")]
-    diffs = json.loads(subprocess.run(
-        [str(Path(mutmut).with_name("python")), "-c", _DIFFS], cwd=work, input=json.dumps(alive),
-        capture_output=True, text=True, check=True).stdout)
+    diffs = _diffs(work, mutmut, alive)
     counts = dict.fromkeys(STATES + ("equivalent", "import-time"), 0)
     survivors, equivalents, messages = [], [], 0
     known = _equivalents()
@@ -261,6 +259,20 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
                 survivors.append((mutant, state, diff))
     return {"counts": counts, "survivors": survivors, "equivalents": equivalents,
             "messages": messages, "seconds": seconds, "finished": finished}
+
+
+def _diffs(work: Path, mutmut: str, alive: list[str], tries: int = 3) -> dict[str, str]:
+    """Each mutant's diff. --collect on a run still going can read a meta file mutmut is
+    rewriting (a truncated JSON): the read is tried again before it fails."""
+    for attempt in range(tries):
+        done = subprocess.run([str(Path(mutmut).with_name("python")), "-c", _DIFFS], cwd=work,
+                              input=json.dumps(alive), capture_output=True, text=True)
+        if done.returncode == 0:
+            return json.loads(done.stdout)
+        if attempt + 1 < tries:
+            time.sleep(1)
+    raise SystemExit(f"mutation.py: reading the mutants' diffs in {work} failed:\n"
+                     f"{done.stderr[-2000:]}")
 
 
 def _completion(r: dict) -> str:

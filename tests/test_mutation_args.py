@@ -32,3 +32,26 @@ def test_one_group_with_its_mutants_is_taken() -> None:
 ])
 def test_a_run_is_complete_only_when_mutmut_finished_cleanly(result: dict, shown: str) -> None:
     assert mutation._completion(result) == shown
+
+
+def _fake_python(tmp_path, fails: int):  # noqa: ANN001, ANN202
+    """A 'python' beside a fake mutmut that fails its first `fails` calls, then prints diffs."""
+    (tmp_path / "calls").write_text("0")
+    script = tmp_path / "python"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {tmp_path}/calls); echo $((n + 1)) > {tmp_path}/calls\n"
+        f"if [ \"$n\" -lt {fails} ]; then echo truncated meta >&2; exit 1; fi\n"
+        "cat >/dev/null; echo '{\"m\": \"diff\"}'\n")
+    script.chmod(0o755)
+    return str(tmp_path / "mutmut")
+
+
+def test_diffs_are_read_again_when_a_live_run_rewrites_its_meta(tmp_path) -> None:  # noqa: ANN001
+    assert mutation._diffs(tmp_path, _fake_python(tmp_path, 2), ["m"]) == {"m": "diff"}
+    assert (tmp_path / "calls").read_text().strip() == "3"
+
+
+def test_diffs_that_never_read_end_in_one_line(tmp_path) -> None:  # noqa: ANN001
+    with pytest.raises(SystemExit, match="diffs in .* failed:\ntruncated meta"):
+        mutation._diffs(tmp_path, _fake_python(tmp_path, 3), ["m"])
