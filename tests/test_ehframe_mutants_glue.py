@@ -107,8 +107,8 @@ def test_the_c_reader_takes_either_byte_order(spy: Spy, big: bool) -> None:
 
 def test_the_c_reader_keeps_under_the_row_bound(spy: Spy,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A program of n advance_loc rows gives n + 1 rows; past MAX_FDE_ROWS advances the
-    FDE gets none and says why. The C reader takes programs shorter than the bound (no
+    """A program of n advance_loc instructions gives n + 1 rows; past MAX_FDE_ROWS
+    advances the FDE gets none and says why. The C reader takes programs shorter than the bound (no
     bound can be met on its path) and leaves the rest to Python."""
     monkeypatch.setattr(callframe, "MAX_FDE_ROWS", 4)
     for n, taken in ((3, True), (4, False), (5, False)):
@@ -124,8 +124,8 @@ def test_the_c_reader_keeps_under_the_row_bound(spy: Spy,
 
 
 def set_loc(at: int, to: int, then: bytes) -> bytes:
-    """A program for the FDE at `at` (first in its section's order of fields: 13 bytes
-    after the length) that starts with DW_CFA_set_loc to VMA + `to` (pcrel sdata4)."""
+    """A program for fde()'s FDE at `at` that starts with DW_CFA_set_loc to VMA + `to`: its
+    pcrel sdata4 operand follows the length, 13 bytes of fields and the opcode."""
     return b"\x01" + struct.pack("<i", VMA + to - (VMA + at + 4 + 13 + 1)) + then
 
 
