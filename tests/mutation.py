@@ -115,6 +115,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 ["tests/test_ehframe_pointers.py", "tests/test_dwarf_cfi.py",
                  "tests/test_ehframe.py", "tests/test_semantic_bounds.py",
                  "tests/test_ehframe_mutants_exec.py", "tests/test_ehframe_mutants_reader.py",
+                 "tests/test_ehframe_mutants_pointers.py", "tests/test_ehframe_mutants_glue.py",
                  # the C reader (built by the script) against the Python one: where read_columns
                  # takes the C path, this comparison is what sees a mutant of the reference
                  "tests/test_cfirun.py"]),
