@@ -259,7 +259,21 @@ def _collect(work: Path, mutmut: str, seconds: float, finished: bool) -> dict:
             else:
                 survivors.append((mutant, state, diff))
     return {"counts": counts, "survivors": survivors, "equivalents": equivalents,
-            "messages": messages, "seconds": seconds, "finished": finished}
+            "messages": messages, "seconds": seconds, "finished": finished,
+            "stale": stale_equivalents(known, states)}
+
+
+def _module(mutant: str) -> str:
+    """`pkg.mod.x_func__mutmut_3` or `pkg.mod.xǁClassǁmeth__mutmut_3` -> `pkg.mod`."""
+    return re.split(r"\.x(?:_|ǁ)", mutant, maxsplit=1)[0]
+
+
+def stale_equivalents(known: dict[str, str], states: dict[str, str]) -> list[str]:
+    """Entries of tests/mutation_equivalent.txt for a module this run mutated that name no
+    mutant of it: the function was renamed or edited, and the entry no longer excuses
+    anything (its mutant, under a new name or number, is judged again)."""
+    modules = {_module(m) for m in states}
+    return sorted(n for n in known if _module(n) in modules and n not in states)
 
 
 def _diffs(work: Path, mutmut: str, alive: list[str], tries: int = 3) -> dict[str, str]:
@@ -308,6 +322,11 @@ def _report(out: Path, results: dict[str, dict], budget: float, examples: int,
                      f"{c['not checked']} | {score} | {r['seconds']:.0f} s | "
                      f"{_completion(r)} |")
     for name, r in results.items():
+        if r.get("stale"):
+            lines += ["", f"## Stale entries in tests/mutation_equivalent.txt: {name}", "",
+                      "Their module was mutated, but no mutant has their name (a function "
+                      "renamed or edited): judge the mutant again under its new name.", ""]
+            lines += [f"- `{mutant}`" for mutant in r["stale"]]
         if r["equivalents"]:
             lines += ["", f"## Equivalent and import-time mutants: {name} "
                       "(tests/mutation_equivalent.txt)", ""]

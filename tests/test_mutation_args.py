@@ -55,3 +55,12 @@ def test_diffs_are_read_again_when_a_live_run_rewrites_its_meta(tmp_path) -> Non
 def test_diffs_that_never_read_end_in_one_line(tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(SystemExit, match="diffs in .* failed:\ntruncated meta"):
         mutation._diffs(tmp_path, _fake_python(tmp_path, 3), ["m"])
+
+
+def test_equivalence_entries_that_name_no_mutant_of_a_mutated_module_are_stale() -> None:
+    known = {"sfcheck.a.x_old__mutmut_1": "why", "sfcheck.a.xǁCǁm__mutmut_2": "why",
+             "sfcheck.a.x_f__mutmut_1": "why", "sfcheck.b.x_g__mutmut_1": "why"}
+    states = {"sfcheck.a.x_f__mutmut_1": "survived", "sfcheck.a.xǁCǁm__mutmut_1": "killed"}
+    # sfcheck.b was not mutated in this run: its entries are not judged
+    assert mutation.stale_equivalents(known, states) == [
+        "sfcheck.a.x_old__mutmut_1", "sfcheck.a.xǁCǁm__mutmut_2"]
