@@ -113,9 +113,9 @@ def _addr1(start: int, size: int = 0x20) -> FDE:
 @pytest.mark.parametrize("chunk", [10, 11, 20], ids=["last-of-chunk", "next-to-last", "one"])
 def test_unreadable_fde_sends_the_next_one_to_the_reference_path(chunk: int, walk: str,
                                                                  monkeypatch) -> None:
-    """v3 FDE 9's attribute record lies past the FRE data: the reference path reports it and
-    cannot read its function start, so FDE 10 is compared with FDE 8's start: 0x200 below
-    0x9000 is fde-unsorted. The fast path must leave FDE 10 to the reference path whether FDE
+    """v3 FDE 9's attribute record lies past the FRE data: the reference path reports it and,
+    the FDE not decoded, compares FDE 10 with FDE 8's start: 0x200 below 0x9000 is
+    fde-unsorted. The fast path must leave FDE 10 to the reference path whether FDE
     9 ends a chunk, is next to last in one, or sits inside the only one."""
     monkeypatch.setattr(section_mod, "CHUNK", chunk)
     starts = [0x1000 + 0x40 * k for k in range(20)]
@@ -123,11 +123,11 @@ def test_unreadable_fde_sends_the_next_one_to_the_reference_path(chunk: int, wal
     sec = build_section(3, LE, [_addr1(s) for s in starts], flags=C.F_FDE_SORTED)
     data = bytearray(encode(sec))
     h = sec.header
-    fre_off = h.fdes_start + 9 * h.fde_size + 12
-    data[fre_off:fre_off + 4] = (0xFFFFFF00).to_bytes(4, "little")
+    field = h.fdes_start + 9 * h.fde_size + 12  # FDE 9's sfdi_func_start_fre_off
+    data[field:field + 4] = (0xFFFFFF00).to_bytes(4, "little")
     reference = _findings(bytes(data), fast_path=False)
     assert reference == [
-        ("layout-fde-fres-bounds", 9, fre_off, None, None),
+        ("layout-fde-fres-bounds", 9, field, None, None),
         ("fde-unsorted", 10, h.fdes_start + 10 * h.fde_size, 0x200, None)]
     assert _findings(bytes(data)) == reference
 
