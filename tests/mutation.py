@@ -51,7 +51,8 @@ _FAST_EQUIVALENCE = [f"tests/test_fastpath_equivalence.py::{t}" for t in (
     "test_function_range_shortcut", "test_dump_generated_and_damaged",
     "test_blocks_out_of_table_order")]
 _RULES_MUTANTS = sorted(f"tests/{p.name}" for p in (ROOT / "tests").glob("test_rules_mutants_*.py"))
-_WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py")
+_WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py",
+                         "test_walk_mutants_table.py", "test_walk_mutants_columns.py")
 
 # group -> (modules to mutate, test files that cover them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
