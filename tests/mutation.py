@@ -17,6 +17,7 @@ the `test` extra plus mutmut (`pip install mutmut`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+HEAD_FILE = ".mutation-head"  # in a kept tree: the commit it was archived from
 
 
 
@@ -186,8 +188,19 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
     pyproject = work / "pyproject.toml"
     base = pyproject.read_text().split("\n[tool.mutmut]")[0]
     pyproject.write_text(base + _config(modules, tests))
+    # The directory must exist before mutmut starts: a path entry that is missing at the
+    # first import is cached as having no finder, and mutmut's own sys.path entry for
+    # it would then be skipped too (the tests would import the installed sfcheck).
+    (work / "mutants").mkdir()
+    return _mutmut(work, mutmut, name, budget, jobs, examples, only, "wb")
+
+
+def _mutmut(work: Path, mutmut: str, name: str, budget: float, jobs: int,
+            examples: int, only: list[str], mode: str) -> dict:
+    """Run mutmut in a configured tree for `budget` seconds; mutants it judged before (a
+    resumed run) keep their verdicts, mutmut only runs those without one."""
     start = time.monotonic()
-    with open(work / f"mutmut-{name}.log", "wb") as log:
+    with open(work / f"mutmut-{name}.log", mode) as log:
         env = dict(os.environ, SFCHECK_MUTATION_EXAMPLES=str(examples))
         # Each mutant runs in a fresh fork that imports the mutated modules and the test
         # files; without cached bytecode every one compiles them again (decode.py alone
@@ -196,10 +209,6 @@ def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
         # Tests that run `python -m sfcheck` in a child process (bounds, one-line errors)
         # would import the installed sfcheck, never the mutant: the mutated tree comes first
         # on their path, and MUTANT_UNDER_TEST, which mutmut sets, reaches them too.
-        # The directory must exist before mutmut starts: a path entry that is missing at the
-        # first import is cached as having no finder, and mutmut's own sys.path entry for
-        # it would then be skipped too (the tests would import the installed sfcheck).
-        (work / "mutants").mkdir()
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(work / "mutants"), env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen([mutmut, "run", "--max-children", str(jobs), *only], cwd=work,
@@ -361,12 +370,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--collect", type=Path, metavar="TREE",
                         help="only report the one GROUP already run in TREE (a run stopped "
                         "before its report: the tree is left when the script is killed)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="build the mutated tree in DIR/tree and keep it, so that a run "
+                        "its budget stopped can be resumed")
+    parser.add_argument("--resume", type=Path, metavar="TREE",
+                        help="go on with the one GROUP's run in TREE (kept by --keep, or "
+                        "left by a killed run) for --budget seconds: mutants already judged "
+                        "keep their verdicts; the report covers them all")
     parser.add_argument("-o", "--output", type=Path,
                         default=ROOT / "reports" / f"mutation-{datetime.date.today()}.md")
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:
         parser.error(f"unknown group {', '.join(unknown)} (groups: {', '.join(GROUPS)})")
+    if (args.resume or args.collect) and len(args.groups) != 1:
+        parser.error("--resume and --collect need exactly one GROUP")
+    if args.keep and (args.resume or args.collect):
+        parser.error("--keep makes a new tree: not with --resume or --collect")
     if args.mutants and len(args.groups) != 1:
         # `--mutants A B GROUP` reads GROUP as a mutant name: every group would run with none
         parser.error("--mutants needs exactly one GROUP, written before it: "
@@ -376,6 +396,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.resume:
+        # the tree runs its own tests at its own commit; only its modules must be the group's
+        configured = (args.resume / "pyproject.toml").read_text().partition("\n[tool.mutmut]")
+        wanted = _config(*GROUPS[args.groups[0]]).splitlines()[3]  # only_mutate = [...]
+        if wanted not in configured[2].splitlines():
+            print(f"mutation: {args.resume} is not a run of the group {args.groups[0]}",
+                  file=sys.stderr)
+            return 2
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
     if mutmut is None:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)
@@ -387,10 +415,25 @@ def main(argv: list[str] | None = None) -> int:
         _report(args.output, results, args.budget, args.examples, "(collected)")
         print(f"report: {args.output}")
         return 0
+    if args.resume:
+        (name,) = args.groups
+        work = args.resume
+        head = (work / HEAD_FILE).read_text().strip() if (work / HEAD_FILE).exists() else "?"
+        results[name] = _mutmut(work, mutmut, name, args.budget, args.jobs, args.examples,
+                                args.mutants, "ab")
+        _report(args.output, results, args.budget, args.examples, f"{head}, resumed")
+        print(f"report: {args.output}")
+        return 0
     head = _head()  # what is measured: the tree is archived now, the report written later
-    with tempfile.TemporaryDirectory(prefix="sfcheck-mutation-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            tmp = str(args.keep)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="sfcheck-mutation-"))
         work = Path(tmp) / "tree"
         work.mkdir()
+        (work / HEAD_FILE).write_text(head + "\n")
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "x", "-C", str(work)], input=archive, check=True)
@@ -408,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
             # after each group: a stop keeps them
             _report(args.output, results, args.budget, args.examples, head)
     print(f"report: {args.output}")
+    if args.keep:
+        print(f"tree kept: {work} (a group stopped by its budget goes on with "
+              f"`tests/mutation.py GROUP --resume {work} -o ...`)")
     return 0
 
 

@@ -11,6 +11,9 @@ import pytest
     ["--mutants", "a"],  # no group
     ["format", "dwarf", "--mutants", "a"],  # a mutant belongs to one group
     ["no-such-group"],
+    ["format", "dwarf", "--resume", "t"],  # a tree holds one group's run
+    ["--collect", "t"],
+    ["format", "--keep", "d", "--resume", "t"],  # --keep makes a tree, --resume reuses one
 ])
 def test_refused_before_running(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -64,3 +67,12 @@ def test_equivalence_entries_that_name_no_mutant_of_a_mutated_module_are_stale()
     # sfcheck.b was not mutated in this run: its entries are not judged
     assert mutation.stale_equivalents(known, states) == [
         "sfcheck.a.x_old__mutmut_1", "sfcheck.a.xǁCǁm__mutmut_2"]
+
+
+def test_a_tree_of_another_group_is_not_resumed(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001, E501
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pyproject.toml").write_text("[project]\n" + mutation._config(*mutation.GROUPS["walk"]))
+    # refused before mutmut is looked for (CI's test install has none)
+    assert mutation.main(["format", "--resume", str(tree), "-o", str(tmp_path / "r.md")]) == 2
+    assert "is not a run of the group format" in capsys.readouterr().err
