@@ -2,6 +2,7 @@
 
     python tests/mutation.py [--budget SECONDS] [--jobs N] [--examples N] [GROUP ...]
     python tests/mutation.py GROUP --mutants NAME ...   # only these mutants
+    python tests/mutation.py GROUP --keep DIR ...  then  GROUP --resume DIR/tree ...  # go on
 
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
