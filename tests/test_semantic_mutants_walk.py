@@ -30,14 +30,17 @@ SF_VMA = 0x800  # the .sframe section's address: starts count from it
 
 def section(fdes: list[tuple[int, int, Rows]], *, version: int = 2,
             gaps: dict[int, int] | None = None, fields: list[int] | None = None,
-            pcmask: set[int] = frozenset()) -> bytes:
+            pcmask: set[int] = frozenset(), flex: set[int] = frozenset(),
+            words: list[int] | None = None) -> bytes:
     """An amd64 section of ADDR1 FDEs (start, size, rows), FDEs in `pcmask` PCMASK with
     16-byte blocks; `gaps`: FDE index -> bytes left unused after its FRE block (so the
     block is not exactly its FREs); `fields`: the start fields as stored (else each start
-    less the section's address: no PCREL flag)."""
+    less the section's address: no PCREL flag); FDEs in `flex` of v3's FLEX type; `words`:
+    every FRE's data words after the CFA offset (default: none)."""
     built = [FDE(start=s - SF_VMA if fields is None else fields[i], size=n,
                  info=fde_info(C.FRE_TYPE_ADDR1, pcmask=i in pcmask), rep_size=16,
-                 fres=tuple(make_fre(pc, [off]) for pc, off in rows))
+                 info2=C.FDE_TYPE_FLEX if i in flex else 0,
+                 fres=tuple(make_fre(pc, [off, *(words or ())]) for pc, off in rows))
              for i, (s, n, rows) in enumerate(fdes)]
     sec = build_section(version, C.ABI_AMD64_LE, built, flags=C.F_FDE_SORTED)
     shift, placed = 0, []
@@ -264,4 +267,48 @@ def test_pcmask_block_like_a_settled_pcinc_one_is_compared(monkeypatch) -> None:
         ("semantic-cfa-mismatch", ERROR, 1, 0x3000, 0, 0x3000,
          "CFA differs from .eh_frame at 1 PC range, 4 bytes; first [0x3010, 0x3014): "
          "SFrame rsp+8, .eh_frame rsp+16")]
+    assert (1, False) in known
+
+
+def test_block_like_a_mismatched_one_is_compared(monkeypatch) -> None:
+    """The same FRE bytes and .eh_frame program as FDE 0, which differed: FDE 1 differs
+    too, and is reported (a cached verdict of "not quiet" settles nothing)."""
+    bad = [(0, 8), (4, 24)]
+    sf = section([(0x1000, 0x10, bad), (0x2000, 0x10, bad)])
+    eh = eh_frame([(0x1000, 0x10, PROGRAM), (0x2000, 0x10, PROGRAM)])
+    message = ("CFA differs from .eh_frame at 1 PC range, 12 bytes; first [{:#x}, {:#x}): "
+               "SFrame rsp+24, .eh_frame rsp+16")
+    assert both(sf, eh) == [
+        ("semantic-cfa-mismatch", ERROR, 0, 0x1000, 1, 0x1004, message.format(0x1004, 0x1010)),
+        ("semantic-cfa-mismatch", ERROR, 1, 0x2000, 1, 0x2004, message.format(0x2004, 0x2010))]
+
+
+def test_block_like_a_settled_one_past_its_eh_fde(monkeypatch) -> None:
+    """FDE 1 has FDE 0's FRE bytes and program but runs 8 bytes past its .eh_frame FDE:
+    not settled by FDE 0's verdict, its uncovered tail is reported."""
+    sf = section([(0x1000, 0x10, ROWS), (0x2000, 0x10, ROWS)])
+    eh = eh_frame([(0x1000, 0x10, PROGRAM), (0x2000, 0x8, PROGRAM)])
+    assert both(sf, eh) == [
+        (NO_EH, WARNING, 1, 0x2000, None, None,
+         "[0x2008, 0x2010) of this function is covered by no .eh_frame FDE")]
+
+
+# A DEFAULT FRE (CFA = rsp+57, FP saved at CFA+8) whose two words read as FLEX say
+# CFA = rsp+8 (control word 57: register 7, reg_p set) and no FP rule.
+FP_AT_CFA_PLUS_8 = b"\x0e\x39" + b"\x11\x06\x7f"  # def_cfa_offset 57; offset_extended_sf r6, -1
+
+
+def test_flex_block_like_a_settled_default_one_is_compared(monkeypatch) -> None:
+    """v3: a FLEX FDE with a quiet DEFAULT FDE's FRE bytes and .eh_frame program reads
+    them otherwise; the bytes alone must not settle it."""
+    sf = section([(0x1000, 0x10, [(0, 57)]), (0x2000, 0x10, [(0, 57)])], version=3,
+                 flex={1}, words=[8])
+    eh = eh_frame([(0x1000, 0x10, FP_AT_CFA_PLUS_8), (0x2000, 0x10, FP_AT_CFA_PLUS_8)])
+    known = _known(monkeypatch)
+    first = "at 1 PC range, 16 bytes; first [0x2000, 0x2010): SFrame"
+    assert both(sf, eh) == [
+        ("semantic-cfa-mismatch", ERROR, 1, 0x2000, 0, 0x2000,
+         f"CFA differs from .eh_frame {first} rsp+8, .eh_frame rsp+57"),
+        ("semantic-fp-mismatch", ERROR, 1, 0x2000, 0, 0x2000,
+         f"FP differs from .eh_frame {first} u (not saved), .eh_frame c+8")]
     assert (1, False) in known
