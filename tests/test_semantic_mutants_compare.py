@@ -178,3 +178,53 @@ def test_single_overlaps_past_int64() -> None:
     got = _single_overlaps(eh_starts, eh_ends, [top - 0x18, top + 0x10, top - 0x30],
                            [0x10, 0x20, 0x8])
     assert list(got) == [0, 1, -1]
+
+
+# CFA = rsp+8, plus 8 from S+8 on: DW_OP_breg16 0 (the PC); const4u S+8; ge; lit3; shl;
+# breg7 8; plus. It reads the PC and has no period: evaluated PC by PC.
+READS_PC = (b"\x80\x00\x0c" + (S + 8).to_bytes(4, "little") + b"\x2a\x33\x24\x77\x08\x22")
+PC_FREE = b"\x77\x08"  # DW_OP_breg7 8: rsp+8 as an expression, the same at every PC
+
+
+def _expr_fde(expr: bytes, size: int) -> bytes:
+    return eh_frame([(S, size, b"\x0f" + uleb(len(expr)) + expr)])
+
+
+def test_cfa_expression_reading_the_pc() -> None:
+    """Evaluated at each PC with the PC's value: rsp+8, then rsp+16 from S+8."""
+    eh = _expr_fde(READS_PC, 0x10)
+    assert findings(one_fde(2, [(0, [8]), (8, [16])], 0x10), eh, walked=True) == []
+    assert findings(one_fde(2, [(0, [8])], 0x10), eh, walked=True) == [
+        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 8 bytes; "
+         f"first [{S + 8:#x}, {S + 0x10:#x}): SFrame rsp+8, .eh_frame rsp+16")]
+
+
+TRUNCATED = ("semantic-truncated", 0, 0, S, None, None,
+             "cross-check stopped at FDE 0 (work bound reached)")
+
+
+@pytest.mark.parametrize("expr", [PC_FREE, READS_PC], ids=["pc-free", "reads-pc"])
+@pytest.mark.parametrize(("size", "cut"), [(16, False), (17, True)])
+def test_expression_pc_bound_at_the_boundary(monkeypatch, expr: bytes, size: int,
+                                             cut: bool) -> None:
+    """At most MAX_EXPR_PCS PCs under CFA expressions per section: exactly that many are
+    compared, one more stops the cross-check."""
+    from sfcheck.rules.semantic import compare
+
+    monkeypatch.setattr(compare, "MAX_EXPR_PCS", 16)
+    sf = one_fde(2, [(0, [8]), (8, [16])] if expr == READS_PC else [(0, [8])], size)
+    assert findings(sf, _expr_fde(expr, size), walked=True) == ([TRUNCATED] if cut else [])
+
+
+@pytest.mark.parametrize("expr", [PC_FREE, READS_PC], ids=["pc-free", "reads-pc"])
+@pytest.mark.parametrize(("intervals", "cut"), [(16, False), (15, True)])
+def test_interval_bound_at_the_boundary(monkeypatch, expr: bytes, intervals: int,
+                                        cut: bool) -> None:
+    """The section's interval budget: 16 PCs under an expression cost 16 intervals (one
+    per PC, or their one span standing for them): a budget of 16 compares them all, 15
+    stops."""
+    from sfcheck.rules.semantic import check, compare
+
+    monkeypatch.setattr(check, "Budget", lambda **_: compare.Budget(intervals))
+    sf = one_fde(2, [(0, [8]), (8, [16])] if expr == READS_PC else [(0, [8])], 16)
+    assert findings(sf, _expr_fde(expr, 16), walked=True) == ([TRUNCATED] if cut else [])
