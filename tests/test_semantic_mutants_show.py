@@ -1,18 +1,19 @@
 """What the cross-check's messages show as evidence (rules/semantic/show.py): register
 names per ABI at each table's edges and one past, RA/FP and CFA rules in objdump's terms,
-and the function a PC falls in. The semantic mutation run left these unasserted."""
+the function a PC falls in, and why gas leaves a function out (coverage.skip_reason). The
+semantic mutation run left these unasserted."""
 
 from __future__ import annotations
 
 import pytest
 
-from sfcheck.dwarf.cfi import UNDEFINED
+from sfcheck.dwarf.cfi import UNDEFINED, CfiRow, EhFde
 from sfcheck.dwarf.linear import Opaque
 from sfcheck.elf.model import FuncSymbol, addresses
 from sfcheck.format import constants as C
 from sfcheck.format.abi import ABIS
 from sfcheck.format.fre_rules import RegRule
-from sfcheck.rules.semantic import func_name, reg_name, show_cfa, show_slot
+from sfcheck.rules.semantic import func_name, reg_name, show_cfa, show_slot, skip_reason
 
 AMD64, AARCH64 = ABIS[C.ABI_AMD64_LE], ABIS[C.ABI_AARCH64_LE]
 AARCH64_BE, S390X = ABIS[C.ABI_AARCH64_BE], ABIS[C.ABI_S390X_BE]
@@ -120,3 +121,29 @@ def _sections(pc: int) -> str | None:
 ])
 def test_func_name(pc: int, name: str) -> None:
     assert func_name(SYMS, addresses(SYMS), pc, _sections) == name
+
+
+def _fde(cfa: object, ra: object, fp: object) -> EhFde:
+    return EhFde(0x1000, 0x1010, (CfiRow(0, cfa, ra, fp),), 0)
+
+
+SAVED_RA = RegRule(None, -8, True)
+
+
+@pytest.mark.parametrize(("abi", "fde", "why"), [
+    (AMD64, _fde(RegRule(7, 8, False), SAVED_RA, None), None),
+    (AMD64, _fde(RegRule(6, 16, False), SAVED_RA, RegRule(None, -16, True)), None),
+    (AMD64, _fde(RegRule(0, 8, False), SAVED_RA, None), "CFA based on rax, not SP or FP"),
+    (AMD64, _fde(RegRule(7, 8, False), Opaque("x"), None),
+     "RA or FP saved by a DWARF expression (.cfi_escape)"),
+    (AMD64, _fde(RegRule(7, 8, False), SAVED_RA, Opaque("x")),
+     "RA or FP saved by a DWARF expression (.cfi_escape)"),
+    (AMD64, _fde(RegRule(7, 16, False), RegRule(None, -16, True), None),
+     "RA at CFA-16, not at the fixed CFA-8"),
+    # aarch64 keeps the RA in x30 at a call: SFrame records any CFA offset it is saved at
+    (AARCH64, _fde(RegRule(31, 16, False), RegRule(None, -16, True), None), None),
+    (AARCH64, _fde(RegRule(29, 16, False), RegRule(None, -8, True), None), None),
+])
+def test_skip_reason(abi, fde: EhFde, why: str | None) -> None:
+    """Why gas leaves a function out of SFrame, as the coverage finding shows it."""
+    assert skip_reason(fde, abi) == why
