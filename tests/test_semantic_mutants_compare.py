@@ -23,11 +23,12 @@ CFA = "semantic-cfa-mismatch"
 
 
 def one_fde(version: int, rows: list[tuple[int, list[int]]], size: int, *, rep: int = 0,
-            start: int = S) -> bytes:
+            start: int = S, pcmask: bool | None = None) -> bytes:
     """One amd64 FDE of ADDR1 FREs (start, data words); PCMASK with `rep`-byte blocks when
     `rep` is given (v1 has no rep_size field: its blocks are 16 bytes)."""
     fde = FDE(start=start - SF_VMA, size=size,
-              info=fde_info(C.FRE_TYPE_ADDR1, pcmask=bool(rep)), rep_size=rep,
+              info=fde_info(C.FRE_TYPE_ADDR1, pcmask=bool(rep) if pcmask is None else pcmask),
+              rep_size=rep,
               fres=tuple(make_fre(pc, words) for pc, words in rows))
     return encode(build_section(version, C.ABI_AMD64_LE, [fde], flags=C.F_FDE_SORTED))
 
@@ -58,7 +59,7 @@ def expected_cfa(sframe_at, eh_at, pcs, fre_at) -> list[tuple]:
 
 def _pcmask_cases() -> list[tuple]:
     out = []
-    for version, reps in ((1, (16,)), (2, (8, 16, 32)), (3, (8, 16, 32))):
+    for version, reps in ((1, (16,)), (2, (8, 15, 16, 32)), (3, (8, 15, 16, 32))):
         for rep in reps:
             second = rep // 2 + 1
             for name, eh_rows in (("first-block-only", [(0, 8), (second, 16)]),
@@ -228,3 +229,91 @@ def test_interval_bound_at_the_boundary(monkeypatch, expr: bytes, intervals: int
     monkeypatch.setattr(check, "Budget", lambda **_: compare.Budget(intervals))
     sf = one_fde(2, [(0, [8]), (8, [16])] if expr == READS_PC else [(0, [8])], 16)
     assert findings(sf, _expr_fde(expr, 16), walked=True) == ([TRUNCATED] if cut else [])
+
+
+def test_pc_free_expressions_keep_their_own_values() -> None:
+    """Two .eh_frame FDEs whose CFA expressions read no PC (rsp+8, rsp+16): each is
+    evaluated once, for itself."""
+    sf = encode(build_section(2, C.ABI_AMD64_LE, [
+        FDE(start=S - SF_VMA, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [8]),)),
+        FDE(start=S + 0x10 - SF_VMA, size=0x10, info=fde_info(C.FRE_TYPE_ADDR1),
+            fres=(make_fre(0, [16]),))], flags=C.F_FDE_SORTED))
+    eh = eh_frame([(S, 0x10, b"\x0f\x02\x77\x08"), (S + 0x10, 0x10, b"\x0f\x02\x77\x10")])
+    assert findings(sf, eh, walked=True) == []
+
+
+# ld's .plt CFA, periodic in the PC: rsp+8, plus 8 from byte 11 of each 16-byte entry
+PLT = bytes([0x77, 8, 0x80, 0, 0x3F, 0x1A, 0x3B, 0x2A, 0x33, 0x24, 0x22])
+
+
+def test_periodic_expression_from_inside_an_entry() -> None:
+    """An FDE starting 4 bytes into a PLT entry: the expression's phases are those of the
+    PCs, not of the FDE's offsets (rsp+16 at offsets 7-11, then rsp+8 again)."""
+    sf = one_fde(2, [(0, [8]), (7, [16]), (12, [8])], 0x10, start=S + 4)
+    eh = eh_frame([(S, 0x40, b"\x0f" + uleb(len(PLT)) + PLT)])
+    assert [f for f in findings(sf, eh, walked=True) if f[0] == CFA] == []
+
+
+# The same shape with 128-byte entries (mask 127, from byte 100): a period past
+# PHASES_AT_ONCE, evaluated PC by PC.
+PLT128 = bytes([0x77, 8, 0x80, 0, 0x08, 127, 0x1A, 0x08, 100, 0x2A, 0x33, 0x24, 0x22])
+
+
+def test_long_periodic_expression() -> None:
+    sf = one_fde(2, [(0, [8]), (100, [16])], 0x100, rep=128)
+    eh = eh_frame([(S, 0x100, b"\x0f" + uleb(len(PLT128)) + PLT128)])
+    assert findings(sf, eh, walked=True) == []
+    sf = one_fde(2, [(0, [8]), (101, [16])], 0x100, rep=128)
+    assert findings(sf, eh, walked=True) == [
+        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 1 byte; "
+         f"first [{S + 100:#x}, {S + 101:#x}): SFrame rsp+8, .eh_frame rsp+16")]
+
+
+def test_plain_rules_cost_no_expression_pcs(monkeypatch) -> None:
+    """Rows without expressions are not charged to the expression-PC bound."""
+    from sfcheck.rules.semantic import compare
+
+    monkeypatch.setattr(compare, "MAX_EXPR_PCS", 16)
+    assert findings(one_fde(2, [(0, [8])], 0x40), eh_frame([(S, 0x40, b"")]),
+                    walked=True) == []
+
+
+def test_expression_pcs_at_their_bound_still_cost_intervals(monkeypatch) -> None:
+    """16 PCs under an expression with the PC bound at 16 (exactly spent) still cost 16
+    intervals: a budget of 15 stops."""
+    from sfcheck.rules.semantic import check, compare
+
+    monkeypatch.setattr(compare, "MAX_EXPR_PCS", 16)
+    monkeypatch.setattr(check, "Budget", lambda **_: compare.Budget(15))
+    assert findings(one_fde(2, [(0, [8])], 16), _expr_fde(PC_FREE, 16),
+                    walked=True) == [TRUNCATED]
+
+
+def test_eh_row_at_the_function_end_is_not_compared() -> None:
+    """The .eh_frame FDE goes on past the function, with a row where the function ends:
+    nothing of that row is the function's."""
+    sf = one_fde(2, [(0, [8])], 8)
+    eh = eh_frame([(S, 0x10, cfa_rows([(8, 16)]))])
+    assert [f for f in findings(sf, eh, walked=True) if f[0] == CFA] == []
+
+
+@pytest.mark.parametrize(("rep", "want"), [
+    (0, []),  # no block size: not compared (the structural rules report it)
+    # one block per .eh_frame row (see test_pcmask_fde_as_pc_by_pc): one byte
+    (1, [(CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 1 byte; "
+          f"first [{S + 4:#x}, {S + 5:#x}): SFrame rsp+8, .eh_frame rsp+16")]),
+])
+def test_pcmask_smallest_block_sizes(rep: int, want: list) -> None:
+    sf = one_fde(2, [(0, [8])], 0x10, rep=rep, pcmask=True)
+    eh = eh_frame([(S, 0x10, cfa_rows([(4, 16)]))])
+    assert findings(sf, eh, walked=True) == want
+
+
+def test_not_compared_ra_counts_its_intervals() -> None:
+    """An RA .eh_frame gives by an expression (DW_CFA_expression r16): one note per
+    compared interval, here the function's one."""
+    sf = one_fde(2, [(0, [8])], 0x10)
+    eh = eh_frame([(S, 0x10, b"\x10\x10\x01\x38")])  # DW_CFA_expression r16: DW_OP_lit8
+    got = [f for f in findings(sf, eh, walked=True) if f[0] == "semantic-not-compared"]
+    assert [f[-1].split(":")[0] for f in got] == ["1 PC range not compared"]
