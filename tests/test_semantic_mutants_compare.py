@@ -248,9 +248,9 @@ PLT = bytes([0x77, 8, 0x80, 0, 0x3F, 0x1A, 0x3B, 0x2A, 0x33, 0x24, 0x22])
 
 
 def test_periodic_expression_from_inside_an_entry() -> None:
-    """An FDE starting 4 bytes into a PLT entry: the expression's phases are those of the
-    PCs, not of the FDE's offsets (rsp+16 at offsets 7-11, then rsp+8 again)."""
-    sf = one_fde(2, [(0, [8]), (7, [16]), (12, [8])], 0x10, start=S + 4)
+    """An FDE starting 5 bytes into a PLT entry: the expression's phases are those of the
+    PCs, not of the FDE's offsets (rsp+16 at offsets 6-10, then rsp+8 again)."""
+    sf = one_fde(2, [(0, [8]), (6, [16]), (11, [8])], 0x10, start=S + 5)
     eh = eh_frame([(S, 0x40, b"\x0f" + uleb(len(PLT)) + PLT)])
     assert [f for f in findings(sf, eh, walked=True) if f[0] == CFA] == []
 
@@ -292,10 +292,22 @@ def test_expression_pcs_at_their_bound_still_cost_intervals(monkeypatch) -> None
 
 def test_eh_row_at_the_function_end_is_not_compared() -> None:
     """The .eh_frame FDE goes on past the function, with a row where the function ends:
-    nothing of that row is the function's."""
-    sf = one_fde(2, [(0, [8])], 8)
-    eh = eh_frame([(S, 0x10, cfa_rows([(8, 16)]))])
-    assert [f for f in findings(sf, eh, walked=True) if f[0] == CFA] == []
+    nothing of that row is the function's (the one differing range is before it)."""
+    sf = one_fde(2, [(0, [8]), (4, [24])], 8)
+    eh = eh_frame([(S, 0x10, cfa_rows([(4, 16), (8, 32)]))])
+    assert [f for f in findings(sf, eh, walked=True) if f[0] == CFA] == [
+        (CFA, ERROR, 0, S, 1, S + 4, "CFA differs from .eh_frame at 1 PC range, 4 bytes; "
+         f"first [{S + 4:#x}, {S + 8:#x}): SFrame rsp+24, .eh_frame rsp+16")]
+
+
+def test_pcmask_against_a_pc_free_expression() -> None:
+    """A PC-free CFA expression (rsp+8) over a whole PCMASK row, compared as one span: in
+    each 16-byte block the PCs before the first FRE are not compared, [4, 10) agree and
+    [10, 16) differ."""
+    sf = one_fde(2, [(4, [8]), (10, [16])], 0x30, rep=16)
+    assert findings(sf, _expr_fde(PC_FREE, 0x30), walked=True) == [
+        (CFA, ERROR, 0, S, 1, S + 10, "CFA differs from .eh_frame at 3 PC ranges, 18 bytes; "
+         f"first [{S + 10:#x}, {S + 16:#x}): SFrame rsp+16, .eh_frame rsp+8")]
 
 
 @pytest.mark.parametrize(("rep", "want"), [
