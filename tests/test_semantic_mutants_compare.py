@@ -329,3 +329,34 @@ def test_not_compared_ra_counts_its_intervals() -> None:
     eh = eh_frame([(S, 0x10, b"\x10\x10\x01\x38")])  # DW_CFA_expression r16: DW_OP_lit8
     got = [f for f in findings(sf, eh, walked=True) if f[0] == "semantic-not-compared"]
     assert [f[-1].split(":")[0] for f in got] == ["1 PC range not compared"]
+
+
+@pytest.mark.parametrize(("eh", "more"), [
+    ([(S + 0x8, 0x8)], " (and 1 more range)"),
+    ([(S + 0x8, 0x8), (S + 0x18, 0x8)], " (and 2 more ranges)"),
+    ([(S, 0x8)], ""),
+])
+def test_uncovered_parts_are_counted(eh: list[tuple[int, int]], more: str) -> None:
+    """The parts of a function no .eh_frame FDE covers: the first shown, the rest counted."""
+    sf = one_fde(2, [(0, [8])], 0x30)
+    got = findings(sf, eh_frame([(s, n, b"") for s, n in eh]), walked=True)
+    first = S if eh[0][0] > S else S + 8
+    end = S + 8 if eh[0][0] > S else S + 0x30
+    assert got[0] == ("semantic-no-eh-frame-fde", WARNING, 0, S, None, None,
+                      f"[{first:#x}, {end:#x}) of this function is covered by no .eh_frame "
+                      f"FDE{more}")
+
+
+@pytest.mark.parametrize(("instr", "kind", "eh_rule"), [
+    (b"\x90\x02", "RA", "c-16"),   # DW_CFA_offset r16, 2: the RA alone moves
+    (b"\x86\x02", "FP", "c-16"),   # DW_CFA_offset r6, 2: the FP alone is saved
+])
+def test_one_rule_changing_alone(instr: bytes, kind: str, eh_rule: str) -> None:
+    """An .eh_frame row where only the RA, or only the FP, changes is a step of its own."""
+    sf = one_fde(2, [(0, [8])], 0x10)
+    eh = eh_frame([(S, 0x10, b"\x44" + instr)])  # DW_CFA_advance_loc 4
+    shown = "c-8" if kind == "RA" else "u (not saved)"
+    assert findings(sf, eh, walked=True) == [
+        (f"semantic-{kind.lower()}-mismatch", ERROR, 0, S, 0, S,
+         f"{kind} differs from .eh_frame at 1 PC range, 12 bytes; "
+         f"first [{S + 4:#x}, {S + 0x10:#x}): SFrame {shown}, .eh_frame {eh_rule}")]
