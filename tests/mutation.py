@@ -54,6 +54,8 @@ _FAST_EQUIVALENCE = [f"tests/test_fastpath_equivalence.py::{t}" for t in (
     "test_function_range_shortcut", "test_dump_generated_and_damaged",
     "test_blocks_out_of_table_order")]
 _RULES_MUTANTS = sorted(f"tests/{p.name}" for p in (ROOT / "tests").glob("test_rules_mutants_*.py"))
+_SEMANTIC_MUTANTS = sorted(f"tests/{p.name}"
+                           for p in (ROOT / "tests").glob("test_semantic_mutants_*.py"))
 _WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py",
                          "test_walk_mutants_table.py", "test_walk_mutants_columns.py")
 
@@ -108,7 +110,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                                 "tests/test_semantic_settle.py",
                                                 "tests/test_semantic_bounds.py",
                                                 "tests/test_semantic_shared_walk.py",
-                                                "tests/test_xcheck_fast.py"]),
+                                                "tests/test_xcheck_fast.py",
+                                                *_SEMANTIC_MUTANTS]),
     # the .eh_frame reader apart: its corpus-wide comparison with pyelftools makes each mutant slow
     "dwarf": (["sfcheck/dwarf/cfi.py", "sfcheck/dwarf/expr.py", "sfcheck/dwarf/leb128.py",
                "sfcheck/dwarf/linear.py"],
