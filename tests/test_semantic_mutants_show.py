@@ -46,9 +46,6 @@ def test_s390x_register_names(reg: int, name: str) -> None:
     assert reg_name(S390X, reg) == name
 
 
-@pytest.mark.xfail(strict=True, reason="reg_name names s390x DWARF 16-31 f0..f15 in order; the "
-                   "s390x ELF ABI (and binutils, gas/testsuite/gas/s390/cfi-regnames.d) maps "
-                   "them f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 f12 f14 f9 f11 f13 f15")
 def test_s390x_fpr_names_follow_the_abi_table() -> None:
     order = [0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15]
     assert [reg_name(S390X, 16 + k) for k in range(16)] == [f"f{n}" for n in order]

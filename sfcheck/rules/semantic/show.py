@@ -12,6 +12,9 @@ from ...format.fre_rules import RegRule
 
 _X86_NAMES = ("rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp") + tuple(
     f"r{i}" for i in range(8, 16)) + ("rip",)
+# s390x DWARF 16-31 are the FPRs in the ELF ABI's order (lzsabi, "DWARF Definition"; binutils
+# gas/testsuite/gas/s390/cfi-regnames.d), not f0-f15 in turn
+_S390X_FPRS = tuple(f"f{n}" for n in (0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15))
 
 
 def reg_name(abi: Abi, reg: int) -> str:
@@ -19,7 +22,7 @@ def reg_name(abi: Abi, reg: int) -> str:
         return _X86_NAMES[reg] if 0 <= reg < len(_X86_NAMES) else f"r{reg}"
     if abi.name.startswith("aarch64"):
         return "sp" if reg == 31 else f"x{reg}" if 0 <= reg < 31 else f"r{reg}"
-    return f"r{reg}" if 0 <= reg < 16 else f"f{reg - 16}" if reg < 32 else f"r{reg}"
+    return f"r{reg}" if 0 <= reg < 16 else _S390X_FPRS[reg - 16] if reg < 32 else f"r{reg}"
 
 
 def show_cfa(abi: Abi, r: object) -> str:
