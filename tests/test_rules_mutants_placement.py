@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 
 from sfcheck.elf.constants import SHT_GNU_SFRAME
-from sfcheck.elf.model import ElfSFrameInfo, LoadSegment, SFrameSection, SFrameSegment, TextRange
+from sfcheck.elf.model import (
+    ElfFacts,
+    ElfSFrameInfo,
+    LoadSegment,
+    SFrameSection,
+    SFrameSegment,
+    TextRange,
+)
 from sfcheck.format import constants as C
 from sfcheck.format.model import Header
 from sfcheck.result import Severity
@@ -214,3 +221,60 @@ def test_an_objects_ranges_are_judged_by_its_text_sections() -> None:
                                          TextRange(".text.f", 0x40, 0x50)))
     assert ranges_found(inf, [(0, 0x20, 0), (0x40, 0x10, 1), (0x20, 4, 2)]) == [
         outside(0x20, 0x24, 2)]
+
+
+def test_touching_spans_take_the_exact_walk() -> None:
+    """Two executable loads meeting at 0x1100: an empty range there lies in both, so counting
+    ranges per span would reach the range count with FDE 1 outside every span."""
+    touching = (TEXT_LOAD, LoadSegment(4, 0x1100, 0x1100, 0x100, 0x100, PF_R | PF_X))
+    assert ranges_found(info(loads=touching), [(0x1100, 0, 0), (0x5000, 8, 1)]) == [
+        outside(0x5000, 0x5008, 1)]
+
+
+# -- check_vdso ----------------------------------------------------------------------------
+
+VDSO_FACTS = ElfFacts(soname="linux-vdso.so.1")
+NOT_REGISTERED = (": the kernel maps the vDSO itself and registers no SFrame data for it unless "
+                  "built for it")
+BUILT_FOR = " and PT_GNU_SFRAME: what the kernel's vDSO SFrame support builds"
+
+
+def vdso(h: Header | None, facts: ElfFacts = VDSO_FACTS, e_type: str = "ET_DYN",
+         segs: bool = True, data: bytes | None = None) -> Found:
+    sframe = (SFrameSegment(3, OFFSET, VMA, SIZE, SIZE, PF_R),) if segs else ()
+    inf = ElfSFrameInfo("vdso.so", e_type, "EM_X86_64", 62, True, 64, (), sframe, (), (),
+                        facts=facts)
+    sec = section(data=data)
+    ctx = SectionContext(inf.path, sec.name, sec.vma, sec.data)
+    elf_rules.check_vdso(ctx, inf, sec, h)
+    return [(f.rule, f.severity, f.message, f.location.offset) for f in ctx.findings]
+
+
+@pytest.mark.parametrize(("h", "segs", "found"), [
+    (header(3), True, [("elf-vdso-sframe", INFO, "a vDSO (soname linux-vdso.so.1) with a v3 "
+                        f".sframe{BUILT_FOR}", None)]),
+    (header(3), False, [("elf-vdso-sframe", W, "a vDSO (soname linux-vdso.so.1) with a v3 "
+                         f".sframe{NOT_REGISTERED}", None)]),
+    (header(2), True, [("elf-vdso-sframe", W, "a vDSO (soname linux-vdso.so.1) with a v2 "
+                        f".sframe{NOT_REGISTERED}", None)]),
+    (None, True, [("elf-vdso-sframe", W, "a vDSO (soname linux-vdso.so.1) with a unreadable "
+                   f".sframe{NOT_REGISTERED}", None)]),
+])
+def test_a_vdso_is_info_only_as_v3_with_its_segment(h: Header | None, segs: bool,
+                                                     found: Found) -> None:
+    assert vdso(h, segs=segs) == found
+
+
+def test_a_vdso_without_soname_is_named_by_its_versions() -> None:
+    assert vdso(header(3), ElfFacts(verdefs=("LINUX_2.6",))) == [
+        ("elf-vdso-sframe", INFO, f"a vDSO (LINUX_* versions) with a v3 .sframe{BUILT_FOR}",
+         None)]
+
+
+@pytest.mark.parametrize("case", [
+    {"e_type": "ET_EXEC"},          # not a shared object
+    {"data": b""},                  # no bytes in this file
+    {"facts": ElfFacts(soname="libc.so.6")},
+])
+def test_only_a_vdso_with_bytes_is_named(case: dict) -> None:
+    assert vdso(header(3), **case) == []
