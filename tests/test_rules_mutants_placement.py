@@ -278,3 +278,39 @@ def test_a_vdso_without_soname_is_named_by_its_versions() -> None:
 ])
 def test_only_a_vdso_with_bytes_is_named(case: dict) -> None:
     assert vdso(header(3), **case) == []
+
+
+# -- check_file ----------------------------------------------------------------------------
+
+def file_findings(inf: ElfSFrameInfo) -> Found:
+    ctx = SectionContext(inf.path, ".sframe", VMA, b"\0")
+    elf_rules.check_file(ctx, inf)
+    return [(f.rule, f.severity, f.message, f.location.offset) for f in ctx.findings]
+
+
+def with_sections(total: int, listed: int, stand_ins: int = 0) -> ElfSFrameInfo:
+    secs = tuple(section() for _ in range(listed)) + tuple(section(segment=3)
+                                                          for _ in range(stand_ins))
+    return ElfSFrameInfo("f", "ET_DYN", "EM_X86_64", 62, True, 64, secs, (), (), (),
+                         sframe_sections_total=total)
+
+
+def test_sections_past_the_loaders_cap_are_counted() -> None:
+    # a PT_GNU_SFRAME stand-in is no section of the cap
+    assert file_findings(with_sections(5, 3, stand_ins=1)) == [
+        ("elf-sframe-sections-capped", W, "5 SFrame sections; only the first 3 are checked",
+         None)]
+    assert file_findings(with_sections(3, 3, stand_ins=1)) == []
+
+
+@pytest.mark.parametrize(("count", "shown"), [
+    (2, "0, 1"),
+    (16, ", ".join(map(str, range(16)))),              # at the limit: all listed
+    (17, ", ".join(map(str, range(16))) + ", ..."),    # one past: 16 and an ellipsis
+])
+def test_more_than_one_sframe_segment_lists_up_to_16(count: int, shown: str) -> None:
+    segs = tuple(SFrameSegment(i, OFFSET, VMA, SIZE, SIZE, PF_R) for i in range(count))
+    assert file_findings(info(sframe=segs)) == [
+        ("elf-segment-multiple", E, f"{count} PT_GNU_SFRAME program headers (indices {shown})",
+         None)]
+    assert file_findings(info("ET_REL", sframe=segs)) == []
