@@ -93,3 +93,28 @@ def test_parts_with_the_longest_auxiliary_header() -> None:
     aux = encode(build_section(2, C.ABI_AMD64_LE, fdes, auxhdr=b"\x01" * 0xFF))
     assert aux[7] == 0xFF
     assert concatenated_parts(aux + aux + part(1)) == [0, len(aux), 2 * len(aux)]
+
+
+def test_data_without_a_header_is_one_part() -> None:
+    assert concatenated_parts(b"\x01" * 64) == [0]
+    assert finding(b"\x01" * 64) == (False, [])
+
+
+def test_at_most_4096_parts_are_found() -> None:
+    empty = encode(build_section(2, C.ABI_AMD64_LE, []))  # a header alone
+    parts = concatenated_parts(empty * 4097)
+    assert len(parts) == 4096 and parts[-1] == 4095 * len(empty)
+
+
+def test_the_finding_claims_the_trailing_bytes_rule() -> None:
+    ctx = SectionContext("f", ".sframe", 0, part(1) + part(1))
+    assert check_concatenated(ctx)
+    assert ctx.claimed == {"layout-trailing-bytes"}
+
+
+def test_switched_off_it_claims_nothing() -> None:
+    def enabled(rule) -> bool:
+        return rule.id != "defect-concatenated-sections"
+    ctx = SectionContext("f", ".sframe", 0, part(1) + part(1), enabled=enabled)
+    check_concatenated(ctx)
+    assert ctx.claimed == set() and ctx.findings == []
