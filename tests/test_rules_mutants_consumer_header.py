@@ -1,0 +1,96 @@
+"""consumer.check_consumer's header-level reader rules on hand-built headers and profiles, each
+finding whole (rule, severity, message, location): versions, byte order both ways, the
+foreign-order walk, required flags per version, equal starts only where the profile lists the
+rule (the mutation run's survivors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.elf.model import ElfSFrameInfo
+from sfcheck.format import constants as C
+from sfcheck.format.model import Header
+from sfcheck.profiles import Profile
+from sfcheck.result import Finding, Location, Severity
+from sfcheck.rules.consumer import check_consumer
+from sfcheck.walk.context import SectionContext
+
+E = Severity.ERROR
+SORTED, PCREL = C.F_FDE_SORTED, C.F_FDE_FUNC_START_PCREL
+
+
+def profile(*rules: str, **kw) -> Profile:
+    return Profile("t", "test", "R", consumer=dict.fromkeys(rules), **kw)
+
+
+def header(version: int = 3, flags: int = SORTED | PCREL, big: bool = False) -> Header:
+    return Header(version, flags, C.ABI_AMD64_LE, 0, 0, 1, 1, 0, 0, 0, big)
+
+
+def elf(little: bool = True) -> ElfSFrameInfo:
+    return ElfSFrameInfo("f", "ET_DYN", "EM_X86_64", 62, little, 64, (), (), (), ())
+
+
+def run(p: Profile, h: Header, info: ElfSFrameInfo | None = None,
+        ranges: list[tuple[int, int, int]] | None = None, before: list[Finding] = ()
+        ) -> list[tuple[str, Severity, str, int | None, int | None, int | None]]:
+    ctx = SectionContext("f", ".sframe", 0, b"", ranges=ranges or [])
+    ctx.findings.extend(before)
+    check_consumer(ctx, p, h, info)
+    return [(f.rule, f.severity, f.message, f.location.offset, f.location.fde, f.location.pc)
+            for f in ctx.findings[len(before):]]
+
+
+def test_a_version_the_reader_does_not_take_names_those_it_does() -> None:
+    p = profile("header-version-unsupported", versions=frozenset({3, 2}))
+    assert run(p, header(1)) == [
+        ("header-version-unsupported", E, "R rejects version 1 (reads v2, v3)", 2, None, None)]
+    assert run(p, header(2)) == []
+
+
+@pytest.mark.parametrize(("big", "little", "message"), [
+    (True, True, "R rejects a big-endian section in a little-endian file"),
+    (False, False, "R rejects a little-endian section in a big-endian file"),
+])
+def test_byte_order_both_ways(big: bool, little: bool, message: str) -> None:
+    p = profile("header-byte-order-elf")
+    assert run(p, header(big=big), elf(little)) == [
+        ("header-byte-order-elf", E, message, 0, None, None)]
+    assert run(p, header(big=big), elf(not little)) == []
+
+
+WALK_FAILED = [Finding("layout-fre-len", E, "x", Location("f")),
+               Finding("fde-fre-type", E, "y", Location("f")),
+               Finding("fre-cfa-offset", Severity.WARNING, "z", Location("f"))]
+
+
+def test_the_foreign_order_walk_names_what_refuses_it() -> None:
+    p = profile("header-foreign-order-refused")
+    assert run(p, header(big=True), elf(True), before=WALK_FAILED) == [
+        ("header-foreign-order-refused", E, "R swaps a big-endian section only after a bounded "
+         "walk, which refuses it (fde-fre-type, layout-fre-len)", 0, None, None)]
+    assert run(p, header(big=False), elf(True), before=WALK_FAILED) == []   # native order
+
+
+def test_the_foreign_order_walk_only_where_the_profile_lists_it() -> None:
+    p = profile("header-flags-required")
+    assert run(p, header(big=True), elf(True), before=WALK_FAILED) == []
+
+
+def test_required_flags_name_the_missing_ones() -> None:
+    p = profile("header-flags-required", required_flags={3: SORTED | PCREL})
+    assert run(p, header(3, SORTED)) == [
+        ("header-flags-required", E, "R needs FDE_FUNC_START_PCREL; flags are 0x1 "
+         "(FDE_SORTED)", 3, None, None)]
+    assert run(p, header(3, SORTED | PCREL)) == []
+    assert run(p, header(2, 0)) == []   # nothing required of v2
+
+
+def test_equal_starts_only_where_the_profile_lists_the_rule() -> None:
+    ranges = [(0x1000, 8, 0), (0x1000, 8, 1), (0x1010, 8, 2)]
+    listed = profile("fde-start-duplicate", increasing_starts=True)
+    assert run(listed, header(), ranges=ranges) == [
+        ("fde-start-duplicate", E, "function start 0x1000 equals the previous FDE's; R with "
+         "CONFIG_SFRAME_VALIDATION rejects the section", None, 1, 0x1000)]
+    assert run(profile("header-flags-required", increasing_starts=True), header(),
+               ranges=ranges) == []
