@@ -94,3 +94,50 @@ def test_equal_starts_only_where_the_profile_lists_the_rule() -> None:
          "CONFIG_SFRAME_VALIDATION rejects the section", None, 1, 0x1000)]
     assert run(profile("header-flags-required", increasing_starts=True), header(),
                ranges=ranges) == []
+
+
+# -- routing to the section-wide checks ----------------------------------------------------
+
+REG = (7 << 3) | 1  # a FLEX control word naming register 7
+
+
+def flex_data(abi: int) -> bytes:
+    from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+
+    fres = (make_fre(0, [REG]), make_fre(4, [REG, 8]))  # one word, then a CFA register
+    fdes = [FDE(0x1000, 0x40, fde_info(C.FRE_TYPE_ADDR1), fres, info2=C.FDE_TYPE_FLEX)]
+    data = encode(build_section(3, C.ABI_AMD64_LE, fdes))
+    return data[:4] + bytes([abi]) + data[5:]  # sfh_abi_arch
+
+
+def flex_rules(data: bytes, p: Profile) -> list[tuple[str, int | None, int | None]]:
+    from sfcheck.format.decode import decode_header
+
+    ctx = SectionContext("f", ".sframe", 0, data)
+    check_consumer(ctx, p, decode_header(data), None)
+    return [(f.rule, f.location.fde, f.location.fre) for f in ctx.findings]
+
+
+@pytest.mark.parametrize(("listed", "found"), [
+    (("fre-reader-flex-one-word",), [("fre-reader-flex-one-word", 0, 0)]),
+    (("fre-reader-flex-abi",), [("fre-reader-flex-abi", 0, 1)]),
+    (("fre-reader-flex-one-word", "fre-reader-flex-abi"),
+     [("fre-reader-flex-one-word", 0, 0), ("fre-reader-flex-abi", 0, 1)]),
+    ((), []),
+])
+def test_either_flex_dump_rule_alone_runs_the_dump(listed: tuple[str, ...],
+                                                   found: list) -> None:
+    assert flex_rules(flex_data(0x7F), profile(*listed)) == found
+
+
+def test_text_segments_name_the_reader() -> None:
+    from sfcheck.elf.model import LoadSegment
+
+    loads = (LoadSegment(2, 0x1000, 0x1000, 0x100, 0x100, 5),
+             LoadSegment(3, 0x2000, 0x2000, 0x100, 0x100, 5))
+    inf = ElfSFrameInfo("f", "ET_DYN", "EM_X86_64", 62, True, 64, (), (), loads, ())
+    p = profile("elf-text-segments", one_text_segment=True)
+    assert run(p, header(), inf, ranges=[(0x1000, 8, 0), (0x2000, 8, 1)]) == [
+        ("elf-text-segments", E, "function starts lie in 2 executable segments: PT_LOAD[2] "
+         "(from FDE 0), PT_LOAD[3] (from FDE 1); R with CONFIG_SFRAME_VALIDATION rejects every "
+         "registration", None, None, None)]
