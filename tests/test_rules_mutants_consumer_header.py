@@ -141,3 +141,25 @@ def test_text_segments_name_the_reader() -> None:
         ("elf-text-segments", E, "function starts lie in 2 executable segments: PT_LOAD[2] "
          "(from FDE 0), PT_LOAD[3] (from FDE 1); R with CONFIG_SFRAME_VALIDATION rejects every "
          "registration", None, None, None)]
+
+
+def test_the_reader_model_gets_the_files_segments() -> None:
+    """check_consumer hands the ELF file to the model: the kernel registers each PF_X
+    segment, so a file cut into two reports what the model says of those two."""
+    from test_rules_mutants_consumer import expected, load, split_text
+
+    from sfcheck.format.decode import decode_header
+    from sfcheck.profiles import get
+    from sfcheck.readers import compare
+    from sfcheck.rules.consumer import MODEL_RULES
+
+    info, data, vma = load("v3/exe_static")
+    everything = list(compare.run_v3(data, vma, []))
+    split, lo, mid, cut = split_text(info, [d.pc for d in everything])
+    p = get("kernel")
+    want = expected(list(compare.run_v3(data, vma, [(lo, mid), (mid, cut)])), p)
+    assert want and want != expected(everything, p)
+    ctx = SectionContext("f", ".sframe", vma, data)
+    check_consumer(ctx, p, decode_header(data), split)
+    model = {r.id for r in MODEL_RULES.values()}
+    assert [(f.rule, f.message, f.location.fde) for f in ctx.findings if f.rule in model] == want
