@@ -90,3 +90,18 @@ def test_bounded_eh_fde_is_not_compared(monkeypatch, walked: bool) -> None:
         ("semantic-cfa-mismatch", ERROR, 0, 0x2000, 0, 0x2000,
          "CFA differs from .eh_frame at 1 PC range, 32 bytes; first [0x2020, 0x2040): "
          "SFrame rsp+8, .eh_frame rsp+16")]
+
+
+@pytest.mark.parametrize("walked", [False, True])
+def test_empty_eh_fde_inside_is_skipped_not_the_end(walked: bool) -> None:
+    """An empty .eh_frame FDE inside the FDE (met as a point) has nothing to compare: the
+    next .eh_frame FDE is still compared, and its CFA differs."""
+    sf = section([(0x2000, 0x20, [(0, 8)])])
+    eh = eh_frame([(0x2008, 0, b""), (0x2010, 0x10, cfa_rows([(0, 16)]))])
+    assert findings(sf, eh, walked=walked) == [
+        ("semantic-no-eh-frame-fde", WARNING, 0, 0x2000, None, None,
+         "[0x2000, 0x2008) of this function is covered by no .eh_frame FDE (and 1 more "
+         "range)"),
+        ("semantic-cfa-mismatch", ERROR, 0, 0x2000, 0, 0x2000,
+         "CFA differs from .eh_frame at 1 PC range, 16 bytes; first [0x2010, 0x2020): "
+         "SFrame rsp+8, .eh_frame rsp+16")]
