@@ -8,9 +8,11 @@ findings a user sees (rule, FDE, PC, FRE, message) and which FDEs were compared 
 from __future__ import annotations
 
 import pytest
+from test_semantic_mutants_compare import S, one_fde
 from test_semantic_mutants_walk import ERROR, INFO, WARNING, _uncovered, counting, findings, section
 from test_semantic_units import cfa_rows, eh_frame
 
+import sfcheck.rules.defect  # noqa: F401  (registers the known-defect classifiers)
 from sfcheck.dwarf import callframe
 
 NOT_COMPARED = "semantic-not-compared"
@@ -105,3 +107,18 @@ def test_empty_eh_fde_inside_is_skipped_not_the_end(walked: bool) -> None:
         ("semantic-cfa-mismatch", ERROR, 0, 0x2000, 0, 0x2000,
          "CFA differs from .eh_frame at 1 PC range, 16 bytes; first [0x2010, 0x2020): "
          "SFrame rsp+8, .eh_frame rsp+16")]
+
+
+@pytest.mark.parametrize("walked", [False, True])
+def test_claimed_mismatch_keeps_its_location(walked: bool) -> None:
+    """A mismatch a known-defect classifier claims (rules/defect.py: .eh_frame marks the
+    outermost frame from 8, v2 SFrame does not) is reported under that rule with the
+    generic one's location: the FDE, its start, the FRE in force (1, from 4) and its PC."""
+    sf = one_fde(2, [(0, [8]), (4, [16])], 0x10)
+    # advance 4, CFA rsp+16; advance 4, DW_CFA_undefined rip
+    eh = eh_frame([(S, 0x10, b"\x02\x04\x0e\x10\x02\x04\x07\x10")])
+    assert findings(sf, eh, walked=walked) == [
+        ("defect-outermost-not-marked", WARNING, 0, S, 1, S + 4,
+         "the outermost frame is not marked in SFrame: RA differs from .eh_frame at 1 PC "
+         f"range, 8 bytes; first [{S + 8:#x}, {S + 0x10:#x}): SFrame c-8, .eh_frame "
+         "undefined (outermost frame)")]
