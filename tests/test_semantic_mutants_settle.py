@@ -8,9 +8,21 @@ to the exact comparison."""
 from __future__ import annotations
 
 from test_semantic_mutants_compare import S, one_fde
-from test_semantic_mutants_walk import ERROR, WARNING, counting, findings, section
+from test_semantic_mutants_walk import (
+    ERROR,
+    SF_VMA,
+    WARNING,
+    _known,
+    counting,
+    findings,
+    section,
+)
 from test_semantic_units import cfa_rows, eh_frame
 
+from sfcheck.format import constants as C
+from sfcheck.format.encode import encode
+from sfcheck.format.layout import build_section
+from sfcheck.format.model import FDE, fde_info, make_fre
 from sfcheck.wording import plural
 
 CFA = "semantic-cfa-mismatch"
@@ -116,3 +128,18 @@ def test_outermost_fre_is_compared(monkeypatch) -> None:
                     f"[{S + 8:#x}, {S + 0x10:#x}): SFrame undefined (outermost frame), "
                     ".eh_frame c-8")]
     assert exact == [0]
+
+
+def test_addr2_block_known_from_an_earlier_fde(monkeypatch) -> None:
+    """Two ADDR2 FDEs (2-byte FRE starts) of one shape against one .eh_frame program: the
+    second is known quiet from the first's verdict, its block looked up with the FRE
+    start size of its type."""
+    rows = ((0, 8), (0x84, 16))
+    fdes = [FDE(start=s - SF_VMA, size=0x200, info=fde_info(C.FRE_TYPE_ADDR2),
+                fres=tuple(make_fre(pc, [off]) for pc, off in rows)) for s in (0x2000, 0x3000)]
+    sf = encode(build_section(2, C.ABI_AMD64_LE, fdes, flags=C.F_FDE_SORTED))
+    program = cfa_rows([(0x84, 16)])
+    eh = eh_frame([(0x2000, 0x200, program), (0x3000, 0x200, program)])
+    known = _known(monkeypatch)
+    assert findings(sf, eh, walked=True) == []
+    assert known == [(0, False), (1, True)]
