@@ -40,6 +40,11 @@ def _top_level(directory: str) -> list[str]:
     return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / directory).glob("*.py"))
 
 
+def _matching(pattern: str) -> list[str]:
+    """The test files named by `pattern` (a group's mutant-killing files join when added)."""
+    return sorted(f"tests/{p.name}" for p in (ROOT / "tests").glob(pattern))
+
+
 def _present(*names: str) -> list[str]:
     """The test files of `names` that exist (new mutant-killing files join when added)."""
     return [f"tests/{n}" for n in names if (ROOT / "tests" / n).exists()]
@@ -53,9 +58,8 @@ _FAST_EQUIVALENCE = [f"tests/test_fastpath_equivalence.py::{t}" for t in (
     "test_aliased_blocks_before_clean_ones", "test_real_sections_present", "test_real_sections",
     "test_function_range_shortcut", "test_dump_generated_and_damaged",
     "test_blocks_out_of_table_order")]
-_RULES_MUTANTS = sorted(f"tests/{p.name}" for p in (ROOT / "tests").glob("test_rules_mutants_*.py"))
-_SEMANTIC_MUTANTS = sorted(f"tests/{p.name}"
-                           for p in (ROOT / "tests").glob("test_semantic_mutants_*.py"))
+_RULES_MUTANTS = _matching("test_rules_mutants_*.py")
+_SEMANTIC_MUTANTS = _matching("test_semantic_mutants_*.py")
 _WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py",
                          "test_walk_mutants_table.py", "test_walk_mutants_columns.py")
 
@@ -164,12 +168,19 @@ def _equivalents() -> dict[str, str]:
     return out
 
 
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+
+
+def _only_mutate(modules: list[str]) -> str:
+    """The config line naming a group's modules: also what tells a kept tree's group."""
+    return f"only_mutate = {_toml_list(modules)}"
+
+
 def _config(modules: list[str], tests: list[str]) -> str:
-    def toml_list(items: list[str]) -> str:
-        return "[" + ", ".join(f'"{i}"' for i in items) + "]"
     return ("\n[tool.mutmut]\nsource_paths = [\"sfcheck\"]\n"
-            f"only_mutate = {toml_list(modules)}\n"
-            f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
+            f"{_only_mutate(modules)}\n"
+            f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
             "pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-x\", \"-q\"]\n"
             "also_copy = [\"tests\", \"corpus\", \"bench\", \"fuzz\"]\n")
 
@@ -391,6 +402,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--resume and --collect need exactly one GROUP")
     if args.keep and (args.resume or args.collect):
         parser.error("--keep makes a new tree: not with --resume or --collect")
+    if args.keep and len(args.groups) != 1:
+        # every group reconfigures the one tree: only the last would stay resumable
+        parser.error("--keep needs exactly one GROUP")
     if args.mutants and len(args.groups) != 1:
         # `--mutants A B GROUP` reads GROUP as a mutant name: every group would run with none
         parser.error("--mutants needs exactly one GROUP, written before it: "
@@ -402,12 +416,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.resume:
         # the tree runs its own tests at its own commit; only its modules must be the group's
-        configured = (args.resume / "pyproject.toml").read_text().partition("\n[tool.mutmut]")
-        wanted = _config(*GROUPS[args.groups[0]]).splitlines()[3]  # only_mutate = [...]
-        if wanted not in configured[2].splitlines():
+        config = args.resume / "pyproject.toml"
+        configured = config.read_text().partition("\n[tool.mutmut]")[2] if config.is_file() else ""
+        if _only_mutate(GROUPS[args.groups[0]][0]) not in configured.splitlines():
             print(f"mutation: {args.resume} is not a run of the group {args.groups[0]}",
                   file=sys.stderr)
             return 2
+    if args.keep and (args.keep / "tree").exists():
+        print(f"mutation: {args.keep / 'tree'} exists: resume it with --resume, or keep the "
+              "new run elsewhere", file=sys.stderr)
+        return 2
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent))
     if mutmut is None:
         print("mutation: mutmut is not installed here (pip install mutmut)", file=sys.stderr)

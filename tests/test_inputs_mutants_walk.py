@@ -22,6 +22,8 @@ from sfcheck.fileio import InputFileError
 from sfcheck.inputs.walk import MAX_LIST_LINE, Input, read_path_list, walk
 from sfcheck.result import Skipped
 
+from helpers import Recorded
+
 # the module (the package's `walk` is the function)
 walk_mod = importlib.import_module("sfcheck.inputs.walk")
 
@@ -319,22 +321,12 @@ def test_bind_mount_loop_under_a_symlinked_argument(tmp_path: Path) -> None:
         [f"{arg}/z/f.so", False, None]]
 
 
-class _SpyBytes(io.BytesIO):
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data)
-        self.asked: list[int | None] = []
-
-    def read(self, size: int | None = -1) -> bytes:
-        self.asked.append(size)
-        return super().read(size)
-
-
 def test_list_read_in_bounded_chunks() -> None:
     """A list is read 1 MiB at a time, so one past the bound is refused having held at
     most a chunk more (never the whole stream at once)."""
-    spy = _SpyBytes(b"a\n" * (3 << 19))
+    spy = Recorded(b"a\n" * (3 << 19))
     assert read_path_list("-", spy) == ["a"] * (3 << 19)  # type: ignore[arg-type]
-    assert set(spy.asked) == {1 << 20}
+    assert set(spy.sizes) == {1 << 20}
 
 
 def _fifo_with_data(tmp_path: Path) -> tuple[Path, int, int]:

@@ -14,6 +14,8 @@ import pytest
     ["format", "dwarf", "--resume", "t"],  # a tree holds one group's run
     ["--collect", "t"],
     ["format", "--keep", "d", "--resume", "t"],  # --keep makes a tree, --resume reuses one
+    ["format", "dwarf", "--keep", "d"],  # one tree, reconfigured per group: only one resumable
+    ["--keep", "d"],
 ])
 def test_refused_before_running(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -76,3 +78,14 @@ def test_a_tree_of_another_group_is_not_resumed(tmp_path, capsys: pytest.Capture
     # refused before mutmut is looked for (CI's test install has none)
     assert mutation.main(["format", "--resume", str(tree), "-o", str(tmp_path / "r.md")]) == 2
     assert "is not a run of the group format" in capsys.readouterr().err
+
+
+def test_a_directory_that_holds_no_run_is_not_resumed(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001, E501
+    assert mutation.main(["walk", "--resume", str(tmp_path), "-o", str(tmp_path / "r.md")]) == 2
+    assert "is not a run of the group walk" in capsys.readouterr().err
+
+
+def test_a_kept_tree_is_not_overwritten(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001, E501
+    (tmp_path / "tree").mkdir()
+    assert mutation.main(["walk", "--keep", str(tmp_path), "-o", str(tmp_path / "r.md")]) == 2
+    assert "tree exists: resume it with --resume" in capsys.readouterr().err

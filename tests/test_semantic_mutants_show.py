@@ -41,7 +41,7 @@ def test_aarch64_register_names(abi, reg: int, name: str) -> None:
 # whichever order the middle has (16 is f0, 24 f8, 31 f15 in the ELF ABI's table).
 @pytest.mark.parametrize(("reg", "name"), [
     (0, "r0"), (11, "r11"), (14, "r14"), (15, "r15"), (16, "f0"), (24, "f8"), (31, "f15"),
-    (32, "r32"), (33, "r33")])
+    (32, "r32"), (33, "r33"), (-1, "r-1")])
 def test_s390x_register_names(reg: int, name: str) -> None:
     assert reg_name(S390X, reg) == name
 

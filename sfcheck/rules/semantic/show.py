@@ -22,7 +22,7 @@ def reg_name(abi: Abi, reg: int) -> str:
         return _X86_NAMES[reg] if 0 <= reg < len(_X86_NAMES) else f"r{reg}"
     if abi.name.startswith("aarch64"):
         return "sp" if reg == 31 else f"x{reg}" if 0 <= reg < 31 else f"r{reg}"
-    return f"r{reg}" if 0 <= reg < 16 else _S390X_FPRS[reg - 16] if reg < 32 else f"r{reg}"
+    return f"r{reg}" if 0 <= reg < 16 else _S390X_FPRS[reg - 16] if 16 <= reg < 32 else f"r{reg}"
 
 
 def show_cfa(abi: Abi, r: object) -> str:
