@@ -186,12 +186,15 @@ def test_equal_rows_cost_no_intervals(monkeypatch, walked: bool) -> None:
 
 @pytest.mark.parametrize("walked", [True, False])
 def test_shared_rows_cut_at_each_size(monkeypatch, walked: bool) -> None:
-    """Two .eh_frame FDEs with one program (their rows shared): the first function ends at
-    the second row (its steps are cut there), the second has both rows. Each is decided
-    equal without walking intervals (a work budget of 0): the memo of the whole program's
-    steps is not taken for the cut one, nor the cut steps for the whole."""
+    """Two .eh_frame FDEs with one program (their rows shared) and two v3 FLEX FDEs (never
+    settled from their tokens): the first function ends at the second row (its steps are
+    cut there), the second has both rows. Each is decided equal without walking intervals
+    (a work budget of 0): the memo of the whole program's steps is not taken for the cut
+    one, nor the cut steps for the whole."""
     _budget(monkeypatch, 0)
-    sf = _section(2, [_fde(S, 8, [(0, [8])]), _fde(S + 0x10, 0x10, [(0, [8]), (8, [16])])])
+    flex = C.FDE_TYPE_FLEX
+    sf = _section(3, [_fde(S, 8, [(0, [57, 8])], info2=flex),
+                      _fde(S + 0x10, 0x10, [(0, [57, 8]), (8, [57, 16])], info2=flex)])
     eh = eh_frame([(S, 0x10, cfa_rows([(8, 16)])), (S + 0x10, 0x10, cfa_rows([(8, 16)]))])
     assert findings(sf, eh, walked=walked) == [
         ("semantic-no-sframe-fde", WARNING, None, None, None, None,
