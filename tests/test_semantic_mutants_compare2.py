@@ -200,3 +200,36 @@ def test_shared_rows_cut_at_each_size(monkeypatch, walked: bool) -> None:
         ("semantic-no-sframe-fde", WARNING, None, None, None, None,
          f"code in .text [{S:#x}, {S + 0x10:#x}) (.eh_frame+0x18): only 8 of its 16 bytes "
          "are covered by SFrame FDEs")]
+
+
+# -- known defects (strict: a fix turns them into passes to keep) ------------------------------
+
+@pytest.mark.xfail(strict=True, reason="a window starting inside a PCMASK block runs on into "
+                   "the next one, whose start is no point when no FRE starts there "
+                   "(compare._windows takes only FRE starts): the PCs before that block's "
+                   "first FRE, where SFrame has no row, are compared under the previous "
+                   "block's last FRE (here 1 range [0x3008, 0x3018) where [0x3010, 0x3014) "
+                   "has no SFrame row)")
+@pytest.mark.parametrize("fres", [[4], [4, 16]], ids=["late-first-fre", "and-one-at-rep"])
+def test_pcmask_window_into_a_block_without_an_fre_at_its_start(fres: list[int]) -> None:
+    """FREs from offset 4 of each 16-byte block (an FRE at 16, never selected under
+    PCMASK, changes nothing); .eh_frame's CFA is rsp+16 from S+8."""
+    sf = one_fde(2, [(f, [8]) for f in fres], 0x20, rep=16)
+    got = findings(sf, eh_frame([(S, 0x20, cfa_rows([(8, 16)]))]), walked=True)
+    assert [f[:6] for f in got] == [(CFA, ERROR, 0, S, 0, S + 4)]
+    assert got[0][6].startswith("CFA differs from .eh_frame at 2 PC ranges, ")
+    assert got[0][6].endswith(f"; first [{S + 8:#x}, {S + 0x10:#x}): SFrame rsp+8, "
+                              ".eh_frame rsp+16")
+
+
+@pytest.mark.xfail(strict=True, reason="under a periodic CFA expression a PCINC row is "
+                   "evaluated for one period after each FRE start (compare._windows), the "
+                   "rest of the row compared at that period's last PC: its bytes all count "
+                   "as differing (here 1 range, 53 bytes where 4 ranges, 20 bytes differ)")
+def test_periodic_expression_counts_cover_the_whole_row() -> None:
+    """The PLT expression over four 16-byte entries, SFrame rsp+8 throughout: bytes 11-15
+    of each entry differ."""
+    sf = one_fde(2, [(0, [8])], 0x40)
+    assert findings(sf, eh_frame([(S, 0x40, PLT_CFA)]), walked=True) == [
+        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 4 PC ranges, 20 bytes; "
+         f"first [{S + 11:#x}, {S + 16:#x}): SFrame rsp+8, .eh_frame rsp+16")]
