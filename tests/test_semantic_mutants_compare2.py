@@ -9,6 +9,8 @@ work bound: nothing. Each finding's rule, FDE, PC, FRE and message are asserted.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_semantic_mutants_compare import CFA, PC_FREE, PLT, READS_PC, S, _expr_fde, one_fde
 from test_semantic_mutants_walk import ERROR, SF_VMA, WARNING, findings
 from test_semantic_units import cfa_rows, eh_frame, uleb
@@ -233,3 +235,31 @@ def test_periodic_expression_counts_cover_the_whole_row() -> None:
     assert findings(sf, eh_frame([(S, 0x40, PLT_CFA)]), walked=True) == [
         (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 4 PC ranges, 20 bytes; "
          f"first [{S + 11:#x}, {S + 16:#x}): SFrame rsp+8, .eh_frame rsp+16")]
+
+
+# -- the claim behind rules_of's equivalent mutants (tests/mutation_equivalent.txt) -----------
+
+@settings(max_examples=200, deadline=None)
+@given(version=st.sampled_from([2, 3]), fixed_ra=st.sampled_from([0, -8, -16]),
+       flex=st.booleans(), words=st.lists(st.integers(-64, 64), min_size=1, max_size=4))
+def test_rules_of_ra_is_the_fre_rules_one(version: int, fixed_ra: int, flex: bool,
+                                          words: list[int]) -> None:
+    """On amd64 (no RA register) fre_rules gives RA None only under a fixed RA offset of
+    0, so rules_of's RA is fre_rules' own: an FRE's stated RA is kept, an unstated one
+    stays "not saved"."""
+    from sfcheck.format.abi import ABIS
+    from sfcheck.format.fre_rules import fre_rules, intern
+    from sfcheck.rules.semantic.compare import rules_of
+
+    flex = flex and version == 3
+    if flex:
+        words = [(7 << 3) | 1, *words]  # a register-based CFA control word first
+    h = build_section(version, C.ABI_AMD64_LE, [], fixed_ra=fixed_ra).header
+    fre, abi = make_fre(0, words), ABIS[C.ABI_AMD64_LE]
+    try:
+        _cfa, ra, _fp = fre_rules(h, flex, fre, abi)
+    except ValueError:
+        assert rules_of(h, flex, fre, abi) is None
+        return
+    assert ra is not None or fixed_ra == 0
+    assert rules_of(h, flex, fre, abi)[1] is intern(ra)
