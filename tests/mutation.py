@@ -115,6 +115,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                                 "tests/test_semantic_bounds.py",
                                                 "tests/test_semantic_shared_walk.py",
                                                 "tests/test_xcheck_fast.py",
+                                                "tests/test_semantic_tiles.py",
                                                 *_SEMANTIC_MUTANTS]),
     # the .eh_frame reader apart: its corpus-wide comparison with pyelftools makes each mutant slow
     "dwarf": (["sfcheck/dwarf/cfi.py", "sfcheck/dwarf/expr.py", "sfcheck/dwarf/leb128.py",

@@ -89,14 +89,9 @@ def test_pcmask_fde_as_pc_by_pc(version: int, rep: int, second: int,
     def fre_at(pc: int) -> tuple[int, int]:
         return (1, S + second) if (pc - S) % rep >= second else (0, S)
 
-    # Each .eh_frame row's window is compared over one block from its start: the pairs of
-    # rules there are all the row has (compare._windows); the counts are of those PCs.
-    pcs = []
-    for k, (at, _off) in enumerate(eh_rows):
-        x = max(S, eh_start + at)
-        y = min(S + size, eh_start + eh_rows[k + 1][0] if k + 1 < len(eh_rows)
-                else eh_start + lead + size)
-        pcs.extend(range(x, min(y, x + rep)))
+    # Every PC of the FDE (the .eh_frame FDE covers it all): one block of each row shows the
+    # pairs of rules, and the counts are of the whole row (compare._windows, compare_fde).
+    pcs = list(range(S, S + size))
     want = expected_cfa(sframe_at, eh_at, pcs, fre_at)
     assert want  # every case differs somewhere
     got = findings(sf, eh, walked=True)
@@ -160,9 +155,6 @@ def test_not_compared_note_and_the_rules_after_it() -> None:
          "SFrame c-8, .eh_frame undefined (outermost frame)")]
 
 
-@pytest.mark.xfail(strict=True, reason="a PCMASK FDE is compared over one block per .eh_frame "
-                   "row (compare._windows): the message's range and byte counts are of that "
-                   "block, not of the row (here 1 range, 5 bytes where 2 ranges, 10 bytes differ)")
 def test_pcmask_counts_cover_the_whole_row() -> None:
     sf = one_fde(2, [(0, [8]), (5, [16])], 24, rep=8)
     eh = eh_frame([(S, 24, cfa_rows([(5, 16)]))])
@@ -266,7 +258,7 @@ def test_long_periodic_expression() -> None:
     assert findings(sf, eh, walked=True) == []
     sf = one_fde(2, [(0, [8]), (101, [16])], 0x100, rep=128)
     assert findings(sf, eh, walked=True) == [
-        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 1 byte; "
+        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 2 PC ranges, 2 bytes; "
          f"first [{S + 100:#x}, {S + 101:#x}): SFrame rsp+8, .eh_frame rsp+16")]
 
 
@@ -312,9 +304,9 @@ def test_pcmask_against_a_pc_free_expression() -> None:
 
 @pytest.mark.parametrize(("rep", "want"), [
     (0, []),  # no block size: not compared (the structural rules report it)
-    # one block per .eh_frame row (see test_pcmask_fde_as_pc_by_pc): one byte
-    (1, [(CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 1 byte; "
-          f"first [{S + 4:#x}, {S + 5:#x}): SFrame rsp+8, .eh_frame rsp+16")]),
+    # one-byte blocks: a tile of one byte per .eh_frame row, replayed over the row
+    (1, [(CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 12 bytes; "
+          f"first [{S + 4:#x}, {S + 0x10:#x}): SFrame rsp+8, .eh_frame rsp+16")]),
 ])
 def test_pcmask_smallest_block_sizes(rep: int, want: list) -> None:
     sf = one_fde(2, [(0, [8])], 0x10, rep=rep, pcmask=True)

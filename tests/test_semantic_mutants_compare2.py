@@ -62,10 +62,10 @@ def test_ra_not_saved_without_a_fixed_offset() -> None:
 
 # -- PCMASK block points (_block_points) -----------------------------------------------------
 
-@pytest.mark.parametrize(("fres", "count"), [([0], 1), ([0, 8], 2)])
+@pytest.mark.parametrize(("fres", "count"), [([0], 3), ([0, 8], 6)])
 def test_pcmask_not_compared_count_is_one_per_fre(fres: list[int], count: int) -> None:
-    """An RA .eh_frame gives by an expression over a PCMASK FDE (16-byte blocks): one note
-    per FRE of the one block compared (a point per FRE start, not per byte)."""
+    """An RA .eh_frame gives by an expression over a PCMASK FDE (three 16-byte blocks): one
+    note per FRE of each block (a point per FRE start, not per byte)."""
     sf = one_fde(2, [(f, [8]) for f in fres], 0x30, rep=16)
     assert findings(sf, eh_frame([(S, 0x30, RA_EXPR)]), walked=True) == [
         (NOT_COMPARED, 0, 0, S, None, None,
@@ -81,10 +81,10 @@ PLT_CFA = b"\x0f" + uleb(len(PLT)) + PLT  # DW_CFA_def_cfa_expression: ld's .plt
 def test_pcmask_blocks_shorter_than_the_expression_period() -> None:
     """8-byte PCMASK blocks (CFA rsp+8 throughout) under the PLT expression, periodic in
     16 bytes: the window spans both periods' common multiple, so bytes 11-15 of the entry
-    (rsp+16), past the first block, are compared."""
+    (rsp+16), past the first block, are compared, and counted in both entries."""
     sf = one_fde(2, [(0, [8])], 0x20, rep=8)
     assert findings(sf, eh_frame([(S, 0x20, PLT_CFA)]), walked=True) == [
-        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 1 PC range, 5 bytes; "
+        (CFA, ERROR, 0, S, 0, S, "CFA differs from .eh_frame at 2 PC ranges, 10 bytes; "
          f"first [{S + 11:#x}, {S + 16:#x}): SFrame rsp+8, .eh_frame rsp+16")]
 
 
@@ -120,13 +120,14 @@ def test_periodic_expression_costs_a_period_per_boundary(monkeypatch, bound: int
                                                          cut: bool) -> None:
     """The PLT expression over a 64-byte PCINC row with FREs at 0 and 4: evaluated PC by
     PC from each FRE start for one period or up to the next FRE, 4 + 16 = 20 expression
-    PCs (not the row's 64): a bound of 20 compares them, 19 stops."""
+    PCs (not the row's 64): a bound of 20 compares them, 19 stops. The counts are of the
+    row's four entries."""
     from sfcheck.rules.semantic import compare
 
     monkeypatch.setattr(compare, "MAX_EXPR_PCS", bound)
     sf = one_fde(2, [(0, [8]), (4, [8])], 0x40)
     assert findings(sf, eh_frame([(S, 0x40, PLT_CFA)]), walked=True) == ([TRUNCATED] if cut else [
-        (CFA, ERROR, 0, S, 1, S + 4, "CFA differs from .eh_frame at 1 PC range, 5 bytes; "
+        (CFA, ERROR, 0, S, 1, S + 4, "CFA differs from .eh_frame at 4 PC ranges, 20 bytes; "
          f"first [{S + 11:#x}, {S + 16:#x}): SFrame rsp+8, .eh_frame rsp+16")])
 
 
@@ -204,14 +205,8 @@ def test_shared_rows_cut_at_each_size(monkeypatch, walked: bool) -> None:
          "are covered by SFrame FDEs")]
 
 
-# -- known defects (strict: a fix turns them into passes to keep) ------------------------------
+# -- found by the mutation work, fixed: block starts, counts of the whole row -----------------
 
-@pytest.mark.xfail(strict=True, reason="a window starting inside a PCMASK block runs on into "
-                   "the next one, whose start is no point when no FRE starts there "
-                   "(compare._windows takes only FRE starts): the PCs before that block's "
-                   "first FRE, where SFrame has no row, are compared under the previous "
-                   "block's last FRE (here 1 range [0x3008, 0x3018) where [0x3010, 0x3014) "
-                   "has no SFrame row)")
 @pytest.mark.parametrize("fres", [[4], [4, 16]], ids=["late-first-fre", "and-one-at-rep"])
 def test_pcmask_window_into_a_block_without_an_fre_at_its_start(fres: list[int]) -> None:
     """FREs from offset 4 of each 16-byte block (an FRE at 16, never selected under
@@ -224,10 +219,6 @@ def test_pcmask_window_into_a_block_without_an_fre_at_its_start(fres: list[int])
                               ".eh_frame rsp+16")
 
 
-@pytest.mark.xfail(strict=True, reason="under a periodic CFA expression a PCINC row is "
-                   "evaluated for one period after each FRE start (compare._windows), the "
-                   "rest of the row compared at that period's last PC: its bytes all count "
-                   "as differing (here 1 range, 53 bytes where 4 ranges, 20 bytes differ)")
 def test_periodic_expression_counts_cover_the_whole_row() -> None:
     """The PLT expression over four 16-byte entries, SFrame rsp+8 throughout: bytes 11-15
     of each entry differ."""

@@ -105,7 +105,7 @@ def test_generated_pairs_take_the_shortcut() -> None:
     with mp.context() as m:
         m.setattr(compare, "PC_BY_PC", False)
         windows = compare._windows(0x1000, fde, HEADER, eh, 0x1000, 0x1040, 16, Budget(999))
-    assert windows == [(0x1000, 0x1040, [0x1000, 0x1004], True)]
+    assert windows == [(0x1000, 0x1040, [0x1000, 0x1004], True, 0x1040)]
 
 
 def _elf_files() -> list[Path]:

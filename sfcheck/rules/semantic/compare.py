@@ -5,7 +5,7 @@ The method (rows merged, intervals compared) is described in the package docstri
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import islice, repeat
 from math import gcd
@@ -40,6 +40,16 @@ class Budget:
         self.fre_rules: dict = {}
         self.expr_values: dict = {}
         self.steps: dict = {}  # id(.eh_frame rows) -> eh_steps of all of them
+
+
+class Window(NamedTuple):
+    """[x, y) compared at the points (each starting an interval); [x, y) is a tile whose
+    rules repeat every y - x bytes up to ``end`` (end == y: no repeat)."""
+    x: int
+    y: int
+    points: list[int]
+    free: bool
+    end: int
 
 
 # -- SFrame side ---------------------------------------------------------------------------
@@ -152,20 +162,22 @@ def _eh_at(eh: EhFde, pcs: list[int], pc: int, pc_reg: int | None,
 
 
 def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
-             pc_reg: int | None, budget: Budget) -> list[tuple[int, int, list[int]]] | None:
-    """(from, to, points) ranges to compare, each point starting a constant-rule interval.
+             pc_reg: int | None, budget: Budget) -> list[Window] | None:
+    """The ranges to compare, each point starting a constant-rule interval.
 
-    Every .eh_frame row gives one window. Inside it, a rule that is constant (or a CFA
+    Every .eh_frame row gives a window. Inside it, a rule that is constant (or a CFA
     expression periodic in the PC, like the PLT's) against PCINC rows changes only at FRE
-    starts, and against PCMASK rows repeats with the block: so a window of one joint period
-    shows every pair of rules that occurs, and the rest of the row adds nothing new. Other
-    expressions are evaluated PC by PC, within the work budget. The fourth item is True
-    for an expression that reads no PC (DRAP's ``breg6 -8; deref``) in rows sorted by PC:
-    its value is one for the whole row (see _eh_at), which _eh_at finds at every PC of the
-    window, so the points are the constant rule's and each interval [p, q) stands for the
-    q - p one-PC intervals of the reference (PC_BY_PC), charged to the budget as those.
+    starts, and against PCMASK rows repeats with the block: so one joint period, a tile,
+    shows every pair of rules that occurs, and compare_fde replays it over the rest of the
+    row (``end``) only where it found a difference, for the counts. Under a periodic
+    expression a PCINC row gives a tile of one period, every PC a point, after each FRE
+    start. Other expressions are evaluated PC by PC, within the work budget. ``free`` is
+    True for an expression that reads no PC (DRAP's ``breg6 -8; deref``) in rows sorted by
+    PC: its value is one for the whole row (see _eh_at), which _eh_at finds at every PC of
+    the window, so the points are the constant rule's and each interval [p, q) stands for
+    the q - p one-PC intervals of the reference (PC_BY_PC), charged to the budget as those.
     """
-    out: list[tuple[int, int, list[int], bool]] = []
+    out: list[Window] = []
     rep = _rep(fde, h) if fde.pcmask else 0
     if fde.pcmask and rep <= 0:
         return None
@@ -173,7 +185,7 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
     pcs = [r.pc for r in eh.rows]
     for k, r in enumerate(eh.rows):
         x = max(lo, r.pc)
-        y = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
+        y = end = min(hi, eh.rows[k + 1].pc if k + 1 < len(eh.rows) else eh.end)
         if x >= y:
             continue
         period = 1
@@ -188,30 +200,32 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
             if period:
                 y = min(y, x + rep * period // gcd(rep, period))
             pts = _block_points(start, fde, rep, x, y)
+            # a block start is a point too: before its first FRE SFrame has no row
+            pts.extend(range(start + ((x - start) // rep + 1) * rep, y, rep))
         else:
             pts = [p for p in fre_pcs if x < p < y]
         pts.append(x)
         if free:
             # The reference's one span [x, y), every PC a point: all of [x, y), which holds
-            # the points above. The SFrame row also changes where a PCMASK block starts
-            # (before its first FRE there is none): those are points too.
-            if fde.pcmask:
-                pts.extend(range(start + ((x - start) // rep + 1) * rep, y, rep))
+            # the points above.
             budget.expr_pcs -= y - x
             if budget.expr_pcs >= 0:
                 budget.intervals -= y - x
             if budget.expr_pcs < 0 or budget.intervals < 0:
                 budget.exhausted = True
                 return None
-            out.append((x, y, sorted(set(pts)), True))
+            out.append(Window(x, y, sorted(set(pts)), True, end))
             continue
+        tiles = [(x, y, end)]
         if isinstance(r.cfa, CfaExpr):
-            # per PC: the whole row, or one period after each SFrame boundary
-            marks = sorted(set(pts))
-            spans = ([(x, y)] if not period else
-                     [(m, min(y, m + period, n)) for m, n in zip(marks, marks[1:] + [y],
-                                                                 strict=True)])
-            for sx, sy in spans:
+            # every PC of the tile (PCMASK), of the row (no period), or of one period after
+            # each FRE start (PCINC), whose copies fill the row up to the next one
+            if period and not fde.pcmask:
+                marks = sorted(set(pts))
+                tiles = [(m, min(n, m + period), n)
+                         for m, n in zip(marks, marks[1:] + [y], strict=True)]
+            pts = []
+            for sx, sy, _end in tiles:
                 budget.expr_pcs -= sy - sx
                 if budget.expr_pcs < 0:
                     budget.exhausted = True
@@ -222,7 +236,11 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
         if budget.intervals < 0:
             budget.exhausted = True
             return None
-        out.append((x, y, pts, False))
+        if len(tiles) == 1:
+            out.append(Window(*tiles[0][:2], pts, False, tiles[0][2]))
+        else:
+            out.extend(Window(sx, sy, pts[bisect_left(pts, sx):bisect_left(pts, sy)], False, n)
+                       for sx, sy, n in tiles)
     return out
 
 
@@ -253,11 +271,67 @@ def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
         windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
         if windows is None:
             return
-        for _x, y, pts, free in windows:
+        for x, y, pts, free, tile_end in windows:
+            seen = _seen(out, opaque) if tile_end > y else None
             for n, p in enumerate(pts):
                 q = pts[n + 1] if n + 1 < len(pts) else y
                 _compare_at(p, q, i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget,
                             out, opaque, q - p if free else 1)
+            if seen is not None and _seen(out, opaque) != seen:
+                # The tile differs somewhere: so does each copy of it up to tile_end, which
+                # the counts must hold. (A tile without difference has none in its copies.)
+                args = (i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget, out, opaque)
+                if not _replay(x, y, pts, tile_end, *args):
+                    return
+
+
+def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
+    """Compare the copies of the tile [x, y) (its points `pts`) up to `end`: the first and a
+    last partial one PC by PC as the tile, those between by the first one's counts, so a
+    PLT of any size costs two copies (each copy holds the same intervals, shifted; a range
+    joining two copies joins every two). False when the work bound is reached."""
+    *_, budget, out, opaque = args
+    tile = y - x
+    full, part = divmod(end - y, tile)
+
+    def copy(d: int) -> bool:
+        budget.intervals -= len(pts)
+        if budget.intervals < 0:
+            budget.exhausted = True
+            return False
+        for n, p in enumerate(pts):
+            if p + d >= end:
+                break
+            _compare_at(p + d, min(end, (pts[n + 1] if n + 1 < len(pts) else y) + d), *args)
+        return True
+
+    if full:
+        before = {k: (m.ranges, m.nbytes) for k, m in out.items()}
+        noted = len(opaque)
+        if not copy(tile):
+            return False
+        more = full - 1  # copies 2..full: what copy 1 added, each
+        if more:
+            notes = (len(opaque) - noted) * more
+            budget.intervals -= notes  # the notes are kept one by one
+            if budget.intervals < 0:
+                budget.exhausted = True
+                return False
+            opaque.extend(repeat(opaque[-1], notes) if notes else ())
+            for k, m in out.items():
+                ranges, nbytes = before.get(k, (m.ranges, m.nbytes))
+                if m.nbytes != nbytes:
+                    m.ranges += (m.ranges - ranges) * more
+                    m.nbytes += (m.nbytes - nbytes) * more
+                    m.last = (m.last[0] + tile * more, *m.last[1:])
+                    if m.ranges == 1:
+                        m.first = (m.first[0], m.last[0])
+    return not part or copy((full + 1) * tile)
+
+
+def _seen(out: dict[str, Mismatch], opaque: list[str]) -> tuple:
+    """What the comparison has noted so far: changed by any difference or opaque rule."""
+    return len(opaque), [(m.ranges, m.nbytes) for m in out.values()]
 
 
 def _same_rows(start: int, size: int, fde: FDE, rows: list[_SRow], eh: EhFde,

@@ -1,0 +1,92 @@
+"""The exact comparison (rules/semantic/compare.py) against the plainest reference: every
+PC of the FDE compared on its own, in order. compare_fde compares one tile (a PCMASK
+block's joint period with a periodic expression, or one period of the PLT expression after
+each PCINC FRE start) and replays it only where it differs; the mismatches it reports
+(first range, its FRE and rules, range and byte counts) must be the per-PC ones, whatever
+the FDE's size."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_xcheck_fast import ABI, EXPRS, HEADER, pairs
+
+from sfcheck.dwarf.cfi import CfiRow, EhFde
+from sfcheck.format import constants as C
+from sfcheck.format.fre_rules import RegRule
+from sfcheck.format.model import FDE, fde_info, make_fre
+from sfcheck.rules.semantic import compare
+from sfcheck.rules.semantic.compare import Budget, compare_fde
+
+PLT = EXPRS[3]  # ld's .plt CFA: rsp+8, rsp+16 at bytes 11-15 of each 16-byte entry
+
+
+def _shown(mism: dict) -> dict:
+    return {k: (v.first, v.fre, v.sframe, v.eh, v.ranges, v.nbytes) for k, v in mism.items()}
+
+
+def fast(fde: FDE, eh: EhFde, start: int) -> tuple[dict, bool]:
+    mism: dict = {}
+    opaque: list[str] = []
+    budget = Budget(1 << 30)
+    compare_fde(0, start, fde.size, fde, HEADER, ABI, [eh], budget, mism, opaque)
+    assert not budget.exhausted
+    return _shown(mism), bool(opaque)
+
+
+def per_pc(fde: FDE, eh: EhFde, start: int) -> tuple[dict, bool]:
+    mism: dict = {}
+    opaque: list[str] = []
+    budget = Budget(1 << 30)
+    rows = compare._sframe_rows(HEADER, fde, ABI, {})
+    if rows:
+        starts = [f.start for f in fde.fres]
+        pcs = [r.pc for r in eh.rows]
+        for pc in range(max(start, eh.start), min(start + fde.size, eh.end)):
+            compare._compare_at(pc, pc + 1, 0, start, fde, HEADER, starts, rows, eh, pcs,
+                                ABI.pc, budget, mism, opaque)
+    return _shown(mism), bool(opaque)
+
+
+@settings(max_examples=600, deadline=None)
+@given(pair=pairs())
+def test_generated_pairs_as_per_pc(pair: tuple[FDE, EhFde, int]) -> None:
+    fde, eh, start = pair
+    rel = tuple(sorted({r.pc: r for r in eh.rel}.values(), key=lambda r: r.pc))  # PC order
+    eh = EhFde(eh.start, eh.end, rel, eh.offset)
+    assert fast(fde, eh, start) == per_pc(fde, eh, start)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rep=st.sampled_from([3, 5, 8, 16, 24]), entries=st.integers(1, 40),
+       fres=st.lists(st.tuples(st.integers(0, 30), st.sampled_from([8, 16])), min_size=1,
+                     max_size=4, unique_by=lambda f: f[0]),
+       pcmask=st.booleans(), lead=st.integers(0, 40), tail=st.integers(-40, 40))
+def test_plt_rows_of_any_length(rep: int, entries: int, fres: list[tuple[int, int]],
+                                pcmask: bool, lead: int, tail: int) -> None:
+    """The PLT expression over a long row (many tiles, a partial last one), the .eh_frame
+    FDE starting `lead` bytes into the FDE and ending `tail` bytes off its end."""
+    size = rep * entries
+    fde = FDE(start=0, size=size, info=fde_info(C.FRE_TYPE_ADDR1, pcmask), rep_size=rep,
+              fres=tuple(make_fre(s, (off,)) for s, off in sorted(fres)))
+    start = 0x2000
+    rel = (CfiRow(0, RegRule(7, 8, False), None, None), CfiRow(lead, PLT, None, None))
+    eh = EhFde(start, max(start + lead + 1, start + size + tail), rel, 0)
+    assert fast(fde, eh, start) == per_pc(fde, eh, start)
+
+
+def test_a_large_plt_costs_two_copies() -> None:
+    """20000 16-byte entries whose FRE switches one byte early: the counts are every
+    entry's, and the work spent is of the tile (16 PCs) and of one copy compared PC by PC
+    (the row holds whole entries: no partial last one), not of the 20000."""
+    entries = 20000
+    fde = FDE(start=0, size=16 * entries, info=fde_info(C.FRE_TYPE_ADDR1, True),
+              rep_size=16, fres=(make_fre(0, (8,)), make_fre(10, (16,))))
+    eh = EhFde(0x1000, 0x1000 + 16 * entries, (CfiRow(0, PLT, None, None),), 0)
+    mism: dict = {}
+    budget = Budget(100)
+    compare_fde(0, 0x1000, fde.size, fde, HEADER, ABI, [eh], budget, mism, [])
+    assert not budget.exhausted
+    cfa = mism["CFA"]
+    assert (cfa.first, cfa.ranges, cfa.nbytes) == ((0x100a, 0x100b), entries, entries)
+    assert budget.intervals == 100 - 2 * 16
