@@ -7,11 +7,12 @@ the FDE's size."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_xcheck_fast import ABI, EXPRS, HEADER, pairs
 
-from sfcheck.dwarf.cfi import CfiRow, EhFde
+from sfcheck.dwarf.cfi import CfiRow, EhFde, Opaque
 from sfcheck.format import constants as C
 from sfcheck.format.fre_rules import RegRule
 from sfcheck.format.model import FDE, fde_info, make_fre
@@ -90,3 +91,54 @@ def test_a_large_plt_costs_two_copies() -> None:
     cfa = mism["CFA"]
     assert (cfa.first, cfa.ranges, cfa.nbytes) == ((0x100a, 0x100b), entries, entries)
     assert budget.intervals == 100 - 2 * 16
+
+
+def _compare(fde: FDE, eh: EhFde, start: int, intervals: int) -> tuple:
+    """compare_fde's mismatches, notes and budget state under a bound of `intervals`."""
+    mism: dict = {}
+    opaque: list[str] = []
+    budget = Budget(intervals)
+    compare_fde(0, start, fde.size, fde, HEADER, ABI, [eh], budget, mism, opaque)
+    return ({k: (v.ranges, v.nbytes) for k, v in mism.items()}, len(opaque), budget.exhausted,
+            budget.intervals)
+
+
+# Eight 5-byte PCMASK blocks, CFA rsp+8 then rsp+16 from byte 2 of each; .eh_frame says
+# rsp+8 to S+3, rsp+16 to S+30, rsp+8 after. The windows cost 2 + 3 + 2 points; row 1's
+# tile [S+3, S+8) differs, so it is replayed to S+30 (a copy of 3 points, copies 2-4
+# counted, a partial last copy of 3 points), row 2's [S+30, S+35) once more (2 points).
+BLOCKS = FDE(start=0, size=40, info=fde_info(C.FRE_TYPE_ADDR1, True), rep_size=5,
+             fres=(make_fre(0, (8,)), make_fre(2, (16,))))
+RA = RegRule(None, -8, True)  # at CFA-8, as SFrame's fixed offset says
+THREE_ROWS = EhFde(0x3000, 0x3028, (CfiRow(0, RegRule(7, 8, False), RA, None),
+                                    CfiRow(3, RegRule(7, 16, False), RA, None),
+                                    CfiRow(30, RegRule(7, 8, False), RA, None)), 0)
+
+
+def test_replay_spends_the_bound_to_the_last_interval() -> None:
+    assert fast(BLOCKS, THREE_ROWS, 0x3000) == per_pc(BLOCKS, THREE_ROWS, 0x3000)
+    # 8 ranges, 17 bytes (as every PC compared on its own), 15 intervals spent
+    assert _compare(BLOCKS, THREE_ROWS, 0x3000, 15) == ({"CFA": (8, 17)}, 0, False, 0)
+
+
+def test_replay_stops_at_the_bound() -> None:
+    """One interval short: row 2's copy is not compared (7 ranges, 14 bytes so far). Short
+    of row 1's first copy: the comparison stops there, row 2 is not compared at all."""
+    assert _compare(BLOCKS, THREE_ROWS, 0x3000, 14) == ({"CFA": (7, 14)}, 0, True, -1)
+    assert _compare(BLOCKS, THREE_ROWS, 0x3000, 9) == ({"CFA": (2, 3)}, 0, True, -1)
+
+
+# The RA .eh_frame gives by an expression (opaque) over eight 5-byte PCMASK blocks: one
+# note per block; the tile and its first copy cost a point each, the six notes after 6.
+OPAQUE_RA = EhFde(0x3000, 0x3028, (CfiRow(0, RegRule(7, 8, False), Opaque("a test's"),
+                                          None),), 0)
+
+
+@pytest.mark.parametrize(("intervals", "want"), [
+    (8, ({}, 8, False, 0)),
+    (7, ({}, 2, True, -1)),  # the six counted notes are not kept: the bound stops first
+])
+def test_replayed_notes_are_charged(intervals: int, want: tuple) -> None:
+    fde = FDE(start=0, size=40, info=fde_info(C.FRE_TYPE_ADDR1, True), rep_size=5,
+              fres=(make_fre(0, (8,)),))
+    assert _compare(fde, OPAQUE_RA, 0x3000, intervals) == want

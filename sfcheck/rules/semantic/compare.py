@@ -41,6 +41,14 @@ class Budget:
         self.expr_values: dict = {}
         self.steps: dict = {}  # id(.eh_frame rows) -> eh_steps of all of them
 
+    def spend(self, n: int) -> bool:
+        """Charge n intervals; False (and exhausted) once the bound is passed."""
+        self.intervals -= n
+        if self.intervals < 0:
+            self.exhausted = True
+            return False
+        return True
+
 
 class Window(NamedTuple):
     """[x, y) compared at the points (each starting an interval); [x, y) is a tile whose
@@ -232,9 +240,7 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
                     return None
                 pts.extend(range(sx, sy))
         pts = sorted(set(pts))
-        budget.intervals -= len(pts)
-        if budget.intervals < 0:
-            budget.exhausted = True
+        if not budget.spend(len(pts)):
             return None
         if len(tiles) == 1:
             out.append(Window(*tiles[0][:2], pts, False, tiles[0][2]))
@@ -286,8 +292,8 @@ def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
 
 
 def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
-    """Compare the copies of the tile [x, y) (its points `pts`) up to `end`: the first and a
-    last partial one PC by PC as the tile, those between by the first one's counts, so a
+    """Compare the copies of the tile [x, y) (its points `pts`) up to `end`: the first copy
+    and a partial last one at the tile's points, those between counted as the first, so a
     PLT of any size costs two copies (each copy holds the same intervals, shifted; a range
     joining two copies joins every two). False when the work bound is reached."""
     *_, budget, out, opaque = args
@@ -295,9 +301,7 @@ def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
     full, part = divmod(end - y, tile)
 
     def copy(d: int) -> bool:
-        budget.intervals -= len(pts)
-        if budget.intervals < 0:
-            budget.exhausted = True
+        if not budget.spend(len(pts)):
             return False
         for n, p in enumerate(pts):
             if p + d >= end:
@@ -311,21 +315,18 @@ def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
         if not copy(tile):
             return False
         more = full - 1  # copies 2..full: what copy 1 added, each
-        if more:
-            notes = (len(opaque) - noted) * more
-            budget.intervals -= notes  # the notes are kept one by one
-            if budget.intervals < 0:
-                budget.exhausted = True
-                return False
-            opaque.extend(repeat(opaque[-1], notes) if notes else ())
-            for k, m in out.items():
-                ranges, nbytes = before.get(k, (m.ranges, m.nbytes))
-                if m.nbytes != nbytes:
-                    m.ranges += (m.ranges - ranges) * more
-                    m.nbytes += (m.nbytes - nbytes) * more
-                    m.last = (m.last[0] + tile * more, *m.last[1:])
-                    if m.ranges == 1:
-                        m.first = (m.first[0], m.last[0])
+        notes = (len(opaque) - noted) * more
+        if not budget.spend(notes):  # the notes are kept one by one
+            return False
+        opaque.extend(opaque[-1:] * notes)
+        for k, (ranges, nbytes) in before.items():
+            m = out[k]
+            if m.nbytes != nbytes:
+                m.ranges += (m.ranges - ranges) * more
+                m.nbytes += (m.nbytes - nbytes) * more
+                m.last = (m.last[0] + tile * more, *m.last[1:])
+                if m.ranges == 1:
+                    m.first = (m.first[0], m.last[0])
     return not part or copy((full + 1) * tile)
 
 
