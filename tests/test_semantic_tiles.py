@@ -123,20 +123,26 @@ def test_replay_spends_the_bound_to_the_last_interval() -> None:
 
 def test_replay_stops_at_the_bound() -> None:
     """One interval short: row 2's copy is not compared (7 ranges, 14 bytes so far). Short
-    of row 1's first copy: the comparison stops there, row 2 is not compared at all."""
+    of row 1's first copy (or of its last): the comparison stops there, row 2 is not
+    compared at all."""
     assert _compare(BLOCKS, THREE_ROWS, 0x3000, 14) == ({"CFA": (7, 14)}, 0, True, -1)
+    # short of row 1's partial last copy: neither it nor row 2 is compared
+    assert _compare(BLOCKS, THREE_ROWS, 0x3000, 12) == ({"CFA": (6, 11)}, 0, True, -1)
     assert _compare(BLOCKS, THREE_ROWS, 0x3000, 9) == ({"CFA": (2, 3)}, 0, True, -1)
 
 
-# The RA .eh_frame gives by an expression (opaque) over eight 5-byte PCMASK blocks: one
-# note per block; the tile and its first copy cost a point each, the six notes after 6.
-OPAQUE_RA = EhFde(0x3000, 0x3028, (CfiRow(0, RegRule(7, 8, False), Opaque("a test's"),
-                                          None),), 0)
+# Eight 5-byte PCMASK blocks, CFA rsp+8 throughout. .eh_frame gives the RA by an
+# expression (opaque) to S+30: one note per block, the tile and its first copy a point
+# each, the four notes after 4 intervals; from S+30 its CFA is rsp+16: a tile of a point
+# and one copy. 2 + 1 + 4 + 1 = 8 intervals in all.
+OPAQUE_RA = EhFde(0x3000, 0x3028, (CfiRow(0, RegRule(7, 8, False), Opaque("a test's"), None),
+                                   CfiRow(30, RegRule(7, 16, False), RA, None)), 0)
 
 
 @pytest.mark.parametrize(("intervals", "want"), [
-    (8, ({}, 8, False, 0)),
-    (7, ({}, 2, True, -1)),  # the six counted notes are not kept: the bound stops first
+    (8, ({"CFA": (1, 10)}, 6, False, 0)),
+    (7, ({"CFA": (1, 5)}, 6, True, -1)),  # the last copy is not compared
+    (6, ({}, 2, True, -1)),  # the four counted notes are not kept, nor is row 1 compared
 ])
 def test_replayed_notes_are_charged(intervals: int, want: tuple) -> None:
     fde = FDE(start=0, size=40, info=fde_info(C.FRE_TYPE_ADDR1, True), rep_size=5,
