@@ -91,6 +91,12 @@ def test_a_large_plt_costs_two_copies() -> None:
     cfa = mism["CFA"]
     assert (cfa.first, cfa.ranges, cfa.nbytes) == ((0x100a, 0x100b), entries, entries)
     assert budget.intervals == 100 - 2 * 16
+    # FREs that agree (the switch at byte 11): the tile finds nothing, and is not replayed
+    clean = FDE(start=0, size=16 * entries, info=fde_info(C.FRE_TYPE_ADDR1, True),
+                rep_size=16, fres=(make_fre(0, (8,)), make_fre(11, (16,))))
+    budget = Budget(16)
+    compare_fde(0, 0x1000, clean.size, clean, HEADER, ABI, [eh], budget, mism := {}, [])
+    assert (mism, budget.exhausted, budget.intervals) == ({}, False, 0)
 
 
 def _compare(fde: FDE, eh: EhFde, start: int, intervals: int) -> tuple:
