@@ -20,6 +20,7 @@ from sfcheck.rules.semantic import compare
 from sfcheck.rules.semantic.compare import Budget, compare_fde
 
 PLT = EXPRS[3]  # ld's .plt CFA: rsp+8, rsp+16 at bytes 11-15 of each 16-byte entry
+RA = RegRule(None, -8, True)  # at CFA-8, as SFrame's fixed offset says
 
 
 def _shown(mism: dict) -> dict:
@@ -83,11 +84,11 @@ def test_a_large_plt_costs_two_copies() -> None:
     entries = 20000
     fde = FDE(start=0, size=16 * entries, info=fde_info(C.FRE_TYPE_ADDR1, True),
               rep_size=16, fres=(make_fre(0, (8,)), make_fre(10, (16,))))
-    eh = EhFde(0x1000, 0x1000 + 16 * entries, (CfiRow(0, PLT, None, None),), 0)
+    eh = EhFde(0x1000, 0x1000 + 16 * entries, (CfiRow(0, PLT, RA, None),), 0)
     mism: dict = {}
     budget = Budget(100)
     compare_fde(0, 0x1000, fde.size, fde, HEADER, ABI, [eh], budget, mism, [])
-    assert not budget.exhausted
+    assert not budget.exhausted and list(mism) == ["CFA"]
     cfa = mism["CFA"]
     assert (cfa.first, cfa.ranges, cfa.nbytes) == ((0x100a, 0x100b), entries, entries)
     assert budget.intervals == 100 - 2 * 16
@@ -115,7 +116,6 @@ def _compare(fde: FDE, eh: EhFde, start: int, intervals: int) -> tuple:
 # counted, a partial last copy of 3 points), row 2's [S+30, S+35) once more (2 points).
 BLOCKS = FDE(start=0, size=40, info=fde_info(C.FRE_TYPE_ADDR1, True), rep_size=5,
              fres=(make_fre(0, (8,)), make_fre(2, (16,))))
-RA = RegRule(None, -8, True)  # at CFA-8, as SFrame's fixed offset says
 THREE_ROWS = EhFde(0x3000, 0x3028, (CfiRow(0, RegRule(7, 8, False), RA, None),
                                     CfiRow(3, RegRule(7, 16, False), RA, None),
                                     CfiRow(30, RegRule(7, 8, False), RA, None)), 0)
