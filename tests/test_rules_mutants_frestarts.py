@@ -1,7 +1,7 @@
 """rules/fre.check_fres's start findings whole (fre-start-order at a repeated start and one
-below, fre-first-start at 1), and the data-word counts allowed when the header fixes the FP
-offset, alone or with the RA (the mutation run's survivors: their messages and the fixed-FP
-header were never checked)."""
+below, fre-first-start at 1, fre-cfa-offset either side of SP and of alignment), and the
+data-word counts allowed when the header fixes the FP offset, alone or with the RA (the
+mutation run's survivors: their messages and the fixed-FP header were never checked)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,12 @@ def word_count(n: int, allowed: str) -> list[tuple]:
 def test_a_header_fixing_the_fp_offset(fixed_ra: int, words: tuple[int, ...],
                                        found: list) -> None:
     assert run((0,), words, fixed_ra=fixed_ra, fixed_fp=-16) == found
+
+
+@pytest.mark.parametrize(("cfa", "found"), [
+    (0, []), (8, []),                                  # at SP, one slot above
+    (-8, ["CFA = SP-8"]), (12, ["CFA = SP+12"]),       # below SP; not 8-byte aligned
+])
+def test_an_sp_based_cfa_at_or_above_sp_and_aligned(cfa: int, found: list[str]) -> None:
+    assert run((0,), (cfa,)) == [("fre-cfa-offset", Severity.WARNING, m, 0x30, 1, 0, PC)
+                                 for m in found]
