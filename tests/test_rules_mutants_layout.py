@@ -1,0 +1,58 @@
+"""rules/layout.check_layout's findings whole and its count of readable FDE records: an FDE
+array that fits exactly, then cut by one byte, to one, to none, and a section shorter than the
+header (no negative count); fdeoff zero and eight, before and after freoff (the mutation run's
+survivors: the messages and the readable count were never asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.format import constants as C
+from sfcheck.format.model import Header
+from sfcheck.result import Severity
+from sfcheck.rules.layout import check_layout
+from sfcheck.walk.context import SectionContext
+
+N = 3  # v3 FDE index entries of 16 bytes after the 28-byte header: the array ends at 0x4c
+
+
+def run(size: int, fdeoff: int = 0, freoff: int | None = None) -> tuple[int, list[tuple]]:
+    h = Header(C.VERSION_3, 0, C.ABI_AMD64_LE, 0, -8, N, 0, 0, fdeoff,
+               fdeoff + 16 * N if freoff is None else freoff, False)
+    ctx = SectionContext("f", ".sframe", 0, bytes(size))
+    readable = check_layout(ctx, h)
+    return readable, [(f.rule, f.severity, f.message, f.location.offset) for f in ctx.findings
+                      if f.rule != "layout-fre-bounds"]
+
+
+def bounds(size: int, readable: str) -> tuple:
+    return ("layout-fde-array-bounds", Severity.ERROR, f"3 FDEs of 16 bytes end at 0x4c, the "
+            f"section has {size:#x} bytes ({readable} readable)", 8)
+
+
+@pytest.mark.parametrize(("size", "readable", "found"), [
+    (0x4C, 3, []),
+    (0x4B, 2, [bounds(0x4B, "2 FDEs")]),
+    (0x3C, 2, [bounds(0x3C, "2 FDEs")]),
+    (0x3B, 1, [bounds(0x3B, "1 FDE")]),
+    (0x2B, 0, [bounds(0x2B, "0 FDEs")]),
+    (0x14, 0, [bounds(0x14, "0 FDEs")]),   # shorter than the header: none, not fewer
+])
+def test_the_fde_records_the_section_holds(size: int, readable: int, found: list) -> None:
+    assert run(size) == (readable, found)
+
+
+NONZERO = ("layout-fdeoff-nonzero", Severity.WARNING, "fdeoff is 0x8; libsframe-based readers "
+           "compute every PC-relative function start 0x8 bytes off", 0x14)
+
+
+@pytest.mark.parametrize(("fdeoff", "freoff", "found"), [
+    (0, None, []),
+    (8, None, [NONZERO]),
+    (8, 8, [NONZERO]),                                  # equal: not after
+    (8, 7, [("layout-fdeoff-after-freoff", Severity.ERROR, "fdeoff 0x8 > freoff 0x7", 0x14),
+            NONZERO]),
+])
+def test_fdeoff(fdeoff: int, freoff: int | None, found: list) -> None:
+    got = run(0x200, fdeoff, freoff)[1]
+    assert [f for f in got if f[0].startswith("layout-fdeoff")] == found
