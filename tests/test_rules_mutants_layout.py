@@ -2,8 +2,8 @@
 array that fits exactly, then cut by one byte, to one, to none, and a section shorter than the
 header (no negative count); fdeoff zero and eight, before and after freoff; the FDE array
 reaching one byte into the FRE sub-section (also with fdeoff equal to freoff), the FRE
-sub-section one byte past the end, no FDEs (the mutation run's survivors: the messages and the
-readable count were never asserted)."""
+sub-section one byte past the end, no FDEs; check_trailing on zeros, one byte, three, another
+header's magic (the mutation run's survivors: messages and the readable count unasserted)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sfcheck.format import constants as C
 from sfcheck.format.model import Header
 from sfcheck.result import Severity
-from sfcheck.rules.layout import check_layout
+from sfcheck.rules.layout import check_layout, check_trailing
 from sfcheck.walk.context import SectionContext
 
 N = 3  # v3 FDE index entries of 16 bytes after the 28-byte header: the array ends at 0x4c
@@ -84,3 +84,19 @@ def test_the_fre_subsection_against_the_section(size: int, found: list[str]) -> 
 def test_no_fdes() -> None:
     assert run(0x1C, freoff=0, n=0) == (0, [("layout-no-fdes", Severity.INFO, "num_fdes is 0",
                                               8)])
+
+
+@pytest.mark.parametrize(("tail", "found"), [
+    (b"\0\0", None),
+    (b"\x01", "1 byte follow the SFrame data, nonzero from 0x4c"),
+    (b"\0\0\x07", "3 bytes follow the SFrame data, nonzero from 0x4e"),
+    (b"\0\xe2\xde\x03", "4 bytes follow the SFrame data, nonzero from 0x4d (another SFrame "
+                        "section?)"),
+])
+def test_bytes_after_the_sframe_data(tail: bytes, found: str | None) -> None:
+    h = Header(C.VERSION_3, 0, C.ABI_AMD64_LE, 0, -8, N, 0, 0, 0, 16 * N, False)
+    ctx = SectionContext("f", ".sframe", 0, bytes(0x4C) + tail)
+    check_trailing(ctx, h)
+    where = 0x4C + len(tail) - len(tail.lstrip(b"\0"))
+    assert [(f.rule, f.severity, f.message, f.location.offset) for f in ctx.findings] == (
+        [] if found is None else [("layout-trailing-bytes", Severity.ERROR, found, where)])
