@@ -1,7 +1,8 @@
 """rules/fre.check_fres's start findings whole (fre-start-order at a repeated start and one
 below, fre-first-start at 1, fre-cfa-offset either side of SP and of alignment), and the
-data-word counts allowed when the header fixes the FP offset, alone or with the RA (the
-mutation run's survivors: their messages and the fixed-FP header were never checked)."""
+data-word counts allowed when the header fixes the FP offset, alone or with the RA, and
+fre-mangled-ra-abi off aarch64 (the mutation run's survivors: their messages and the fixed-FP
+header were never checked)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ PC = 0x1000
 
 
 def run(starts: tuple[int, ...], words: tuple[int, ...] = (16,), fixed_ra: int = -8,
-        fixed_fp: int = 0) -> list[tuple]:
-    h = Header(C.VERSION_3, 0, C.ABI_AMD64_LE, fixed_fp, fixed_ra, 1, len(starts), 0, 0, 0,
-               False)
-    row = make_fre(0, words)
+        fixed_fp: int = 0, abi: int = C.ABI_AMD64_LE, mangled_ra: bool = False) -> list[tuple]:
+    h = Header(C.VERSION_3, 0, abi, fixed_fp, fixed_ra, 1, len(starts), 0, 0, 0,
+               abi == C.ABI_AARCH64_BE)
+    row = make_fre(0, words, mangled_ra=mangled_ra)
     fres = [FRE(s, row.info, row.words, 0x30 + 8 * j) for j, s in enumerate(starts)]
     fde = FDE(0, 0x40, fde_info(C.FRE_TYPE_ADDR1), tuple(fres))
     ctx = SectionContext("f", ".sframe", 0, b"")
@@ -70,3 +71,12 @@ def test_a_header_fixing_the_fp_offset(fixed_ra: int, words: tuple[int, ...],
 def test_an_sp_based_cfa_at_or_above_sp_and_aligned(cfa: int, found: list[str]) -> None:
     assert run((0,), (cfa,)) == [("fre-cfa-offset", Severity.WARNING, m, 0x30, 1, 0, PC)
                                  for m in found]
+
+
+@pytest.mark.parametrize(("abi", "found"), [
+    (C.ABI_AMD64_LE, [("fre-mangled-ra-abi", Severity.ERROR, "fre_info 0x83", 0x30, 1, 0, PC)]),
+    (C.ABI_AARCH64_LE, []), (C.ABI_AARCH64_BE, []),
+])
+def test_the_mangled_ra_bit_off_aarch64(abi: int, found: list) -> None:
+    fixed_ra = -8 if abi == C.ABI_AMD64_LE else 0
+    assert run((0,), (16,), fixed_ra=fixed_ra, abi=abi, mangled_ra=True) == found
