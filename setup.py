@@ -1,8 +1,8 @@
 """What pyproject.toml cannot declare (or, for setuptools 66, only as a "beta" warning): the
 packages, the optional C accelerators (the fast path's FRE walk, sfcheck/walk/_frewalk.c;
 the .eh_frame reader, sfcheck/dwarf/_cfirun.c; optional=True: without a compiler or Python
-headers sfcheck runs their pure-Python references), the man page and bash completion generated at build time, and the license
-metadata in the form the running setuptools knows."""
+headers sfcheck runs their pure-Python references), the man page and bash completion
+generated at build time, and the license metadata in the form the running setuptools knows."""
 
 import os
 import subprocess

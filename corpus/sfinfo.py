@@ -58,14 +58,14 @@ def info(path):
     if sec is None:
         return row + ["none", "-", "-", "-", "-", "-", pt]
     typ, off, size = sec
-    row += ["0x%x" % typ, str(size)]
+    row += [f"{typ:#x}", str(size)]
     if size < 28:
         return row + ["-", "-", "-", "-", pt]
     magic, ver, flags, abi = struct.unpack_from(e + "HBBB", d, off)
     nfde, = struct.unpack_from(e + "I", d, off + 8)
     if magic != 0xDEE2:
-        return row + ["badmagic", "0x%02x" % flags, str(abi), str(nfde), pt]
-    return row + [str(ver), "0x%02x" % flags, str(abi), str(nfde), pt]
+        return row + ["badmagic", f"{flags:#04x}", str(abi), str(nfde), pt]
+    return row + [str(ver), f"{flags:#04x}", str(abi), str(nfde), pt]
 
 
 def main(argv):
@@ -74,7 +74,7 @@ def main(argv):
         try:
             print("\t".join(info(p)))
         except (ValueError, struct.error, OSError) as exc:
-            print("%s\terror: %s" % (p, exc), file=sys.stderr)
+            print(f"{p}\terror: {exc}", file=sys.stderr)
             rc = 1
     return rc
 
