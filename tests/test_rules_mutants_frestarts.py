@@ -50,7 +50,7 @@ def test_the_first_row_starts_at_zero(first: int, found: list) -> None:
 
 def word_count(n: int, allowed: str) -> list[tuple]:
     return [("fre-word-count", Severity.ERROR,
-             f"{n} data words in a amd64 DEFAULT FRE (allowed: {allowed})", 0x30, 1, 0, PC)]
+             f"amd64 DEFAULT FRE with {n} data words (allowed: {allowed})", 0x30, 1, 0, PC)]
 
 
 @pytest.mark.parametrize(("fixed_ra", "words", "found"), [

@@ -88,9 +88,9 @@ def test_no_fdes() -> None:
 
 @pytest.mark.parametrize(("tail", "found"), [
     (b"\0\0", None),
-    (b"\x01", "1 byte follow the SFrame data, nonzero from 0x4c"),
-    (b"\0\0\x07", "3 bytes follow the SFrame data, nonzero from 0x4e"),
-    (b"\0\xe2\xde\x03", "4 bytes follow the SFrame data, nonzero from 0x4d (another SFrame "
+    (b"\x01", "1 byte after the SFrame data, nonzero from 0x4c"),
+    (b"\0\0\x07", "3 bytes after the SFrame data, nonzero from 0x4e"),
+    (b"\0\xe2\xde\x03", "4 bytes after the SFrame data, nonzero from 0x4d (another SFrame "
                         "section?)"),
 ])
 def test_bytes_after_the_sframe_data(tail: bytes, found: str | None) -> None:

@@ -20,6 +20,7 @@ from ..format.bounds import first_start_off, start_out_of_order, start_past
 from ..format.datawords import cfa_offset
 from ..format.fre_info_table import COUNT, INFO
 from ..format.model import FDE, FRE, Header
+from ..wording import plural
 from .defect import FRE_START_AT_SIZE
 from .registry import MODEL_ONLY, PROFILE_ONLY, rule
 
@@ -226,7 +227,7 @@ def check_fres(ctx, h: Header, fde: FDE, fres: list[FRE], pc: int, loc: dict) ->
             if n not in legal:
                 abi_name = constants.ABI_NAMES.get(h.abi, 'unknown-ABI')
                 kind = "FLEX" if flex else f"{abi_name} DEFAULT"
-                ctx.emit(WORD_COUNT, f"{n} data words in a {kind} FRE (allowed: "
+                ctx.emit(WORD_COUNT, f"{kind} FRE with {plural(n, 'data word')} (allowed: "
                          f"{', '.join(map(str, sorted(legal)))})", **floc())
             if INFO[info].mangled_ra and not pauth:
                 ctx.emit(MANGLED_ABI, f"fre_info {info:#04x}", **floc())

@@ -151,7 +151,7 @@ def check_trailing(ctx, h: Header) -> None:
     tail = ctx.data[end:]
     if tail.strip(b"\0"):
         first = end + next(k for k, b in enumerate(tail) if b)
-        ctx.emit(TRAILING, f"{plural(len(tail), 'byte')} follow the SFrame data, nonzero from "
+        ctx.emit(TRAILING, f"{plural(len(tail), 'byte')} after the SFrame data, nonzero from "
                  f"{first:#x}" + (" (another SFrame section?)"
                                   if ctx.data[first:first + 2] in (constants.MAGIC_LE,
                                                                    constants.MAGIC_BE)
