@@ -102,6 +102,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                "tests/test_elf_shipped.py", "tests/test_cross_check_nobits.py",
                "tests/test_userrules.py", "tests/test_gate_edges.py", "tests/test_context.py",
                "tests/test_layout_blocks.py", "tests/test_semantic.py",
+               # _any_flex_decoded, _any_flex's reference, is run by these tests alone
+               "tests/test_models_fast_flex.py",
                *_FAST_EQUIVALENCE, *_RULES_MUTANTS]),
     # the fast path (the C walk, _frewalk.c, is built by the script, not mutated)
     "walk": (_top_level("sfcheck/walk"),
