@@ -1,0 +1,61 @@
+"""section._walk_fdes' choices that leave the findings alone by design (the fast path gives the
+reference path's findings): which path a table of FAST_MIN FDEs and one fewer takes, and the
+block ends it hands to the cross-check when FRE blocks lie out of table order (gcc's .cold
+parts). Each slip would only cost time, so the choice itself is asserted (tests/mutation.py's
+walk group)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.format.decode import Decoder
+from sfcheck.format.fde_table import block_ends
+from sfcheck.walk import section
+from sfcheck.walk.context import SectionContext
+from sfcheck.walk.section import FAST_MIN, check_section
+
+from strategies import permute_blocks
+
+
+def _data(n: int) -> bytes:
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=tuple(make_fre(4 * j, (8,)) for j in range(1 + k % 3))) for k in range(n)]
+    return encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+
+
+@pytest.mark.parametrize(("n", "fast", "tables"), [
+    (FAST_MIN - 1, True, 0), (FAST_MIN, True, 1), (FAST_MIN + 1, True, 1),
+    (FAST_MIN, False, 0), (FAST_MIN - 1, False, 0)])
+def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: int) -> None:
+    """Below FAST_MIN FDEs, or with fast=False, the reference path alone: no fast.Table."""
+    made = []
+    real = section.Table
+
+    def counting(*args, **kwargs):
+        made.append(args[1:3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(section, "Table", counting)
+    ctx = SectionContext("x", ".sframe", 0, _data(n))
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert ctx.findings == []
+    assert made == [(0, n)] * tables
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_block_ends_out_of_table_order_reach_the_cross_check(fast: bool) -> None:
+    """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
+    cross-check's walk of the same bytes (None would send those blocks to its decoder)."""
+    data = permute_blocks(_data(FAST_MIN + 4), seed=3)
+    assert data is not None
+    dec = Decoder(data)
+    want = block_ends(data, dec.header, dec.header.num_fdes, dec.fre_limit)
+    assert want is not None
+    ctx = SectionContext("x", ".sframe", 0, data)
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert ctx.findings == []
+    assert ctx.block_ends is not None and list(ctx.block_ends) == list(want)
