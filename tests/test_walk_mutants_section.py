@@ -6,12 +6,15 @@ walk group)."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.decode import Decoder
 from sfcheck.format.fde_table import block_ends
+from sfcheck.result import Location, Severity
 from sfcheck.walk import section
 from sfcheck.walk.context import SectionContext
 from sfcheck.walk.section import FAST_MIN, check_section
@@ -59,3 +62,48 @@ def test_block_ends_out_of_table_order_reach_the_cross_check(fast: bool) -> None
     ctx.finish()
     assert ctx.findings == []
     assert ctx.block_ends is not None and list(ctx.block_ends) == list(want)
+
+
+def _findings(data: bytes, fast: bool) -> list[tuple]:
+    ctx = SectionContext("x", ".sframe", 0, data)
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    return [(f.rule, f.severity, f.message, f.location) for f in ctx.findings]
+
+
+def _aliased(fres: int) -> bytes:
+    """FAST_MIN FDEs of one 3-byte FRE each (fre_len 48); FDE 14 re-read from FRE 0 with
+    `fres` FREs: it is walked as 3 * fres bytes, so before FDE 15 the walk is 3 * fres - 3
+    bytes past the sub-section."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(FAST_MIN)]
+    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    h = Decoder(bytes(raw)).header
+    struct.pack_into("<II", raw, h.fdes_start + (FAST_MIN - 2) * h.fde_size + 8, 0, fres)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("fres", [3, 4])
+def test_budget_tested_before_a_run_of_one_fde(fres: int) -> None:
+    """FDE 15, a clean run of one after the aliasing FDE 14 (reference path), is over the
+    budget by 3 bytes (fres 3: the boundary, the last block's length) or 6: the walk stops
+    there on the fast path as on the reference one."""
+    over = ("layout-fre-overlap", Severity.ERROR,
+            "FRE blocks up to FDE 15 use more than the 0x30-byte FRE sub-section; FREs of "
+            "later FDEs not walked", Location("x", ".sframe", offset=393, fde=15))
+    reference = _findings(_aliased(fres), fast=False)
+    assert over in reference
+    assert _findings(_aliased(fres), fast=True) == reference
+
+
+def test_first_fde_sent_to_the_reference_path_has_no_previous_pc() -> None:
+    """FDE 0 with two FREs at 0 (fre-start-order) in a sorted table on the fast path: it
+    goes to _exact_fde first, with no previous FDE to be below (no fde-unsorted)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),) * (2 if k == 0 else 1)) for k in range(FAST_MIN + 1)]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    reference = _findings(data, fast=False)
+    assert reference == [("fre-start-order", Severity.ERROR, "start 0x0 after 0x0",
+                          Location("x", ".sframe", offset=371, fde=0, pc=0x1000, fre=1,
+                                   fre_pc=0x1000))]
+    assert _findings(data, fast=True) == reference
