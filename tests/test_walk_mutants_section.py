@@ -49,9 +49,19 @@ def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: i
 
 
 @pytest.mark.parametrize("fast", [True, False])
-def test_block_ends_out_of_table_order_reach_the_cross_check(fast: bool) -> None:
+def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: bool) -> None:
     """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
-    cross-check's walk of the same bytes (None would send those blocks to its decoder)."""
+    cross-check's walk of the same bytes (None would send those blocks to its decoder), and
+    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde)."""
+    bads = []
+    real = section.Table
+
+    def recording(*args, **kwargs):
+        tab = real(*args, **kwargs)
+        bads.append(bytes(tab.bad))
+        return tab
+
+    monkeypatch.setattr(section, "Table", recording)
     data = permute_blocks(_data(FAST_MIN + 4), seed=3)
     assert data is not None
     dec = Decoder(data)
@@ -62,6 +72,7 @@ def test_block_ends_out_of_table_order_reach_the_cross_check(fast: bool) -> None
     ctx.finish()
     assert ctx.findings == []
     assert ctx.block_ends is not None and list(ctx.block_ends) == list(want)
+    assert bads == ([bytes(FAST_MIN + 4)] if fast else [])
 
 
 def _findings(data: bytes, fast: bool) -> list[tuple]:
@@ -107,3 +118,21 @@ def test_first_fde_sent_to_the_reference_path_has_no_previous_pc() -> None:
                           Location("x", ".sframe", offset=371, fde=0, pc=0x1000, fre=1,
                                    fre_pc=0x1000))]
     assert _findings(data, fast=True) == reference
+
+
+@pytest.mark.parametrize("at", [8, 9])
+def test_unsorted_fde_at_a_chunk_start(monkeypatch, at: int) -> None:
+    """CHUNK 8: FDE `at` starts between FDEs at-2 and at-1 (fde-unsorted). At 8, the first
+    of the second chunk, only the first chunk's last PC shows it; at 9, within the chunk."""
+    monkeypatch.setattr(section, "CHUNK", 8)
+    starts = [0x1000 + 0x40 * k for k in range(3 * 8)]
+    starts[at] = starts[at - 1] - 0x20
+    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for s in starts]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    pc, prev = starts[at], starts[at - 1]
+    assert _findings(data, fast=False) == [
+        ("fde-unsorted", Severity.ERROR,
+         f"function start {pc:#x} is below the previous FDE's {prev:#x}",
+         Location("x", ".sframe", offset=28 + 20 * at, fde=at, pc=pc))]
+    assert _findings(data, fast=True) == _findings(data, fast=False)
