@@ -136,3 +136,32 @@ def test_unsorted_fde_at_a_chunk_start(monkeypatch, at: int) -> None:
          f"function start {pc:#x} is below the previous FDE's {prev:#x}",
          Location("x", ".sframe", offset=28 + 20 * at, fde=at, pc=pc))]
     assert _findings(data, fast=True) == _findings(data, fast=False)
+
+
+@pytest.mark.parametrize("flags", [0, C.F_FDE_SORTED])
+def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
+    """FDEs 5 and 6 swapped: without the sorted flag no fde-unsorted, and fast.Table accepts
+    every FDE; with it, FDE 6 goes to _exact_fde, which reports it."""
+    bads = []
+    real = section.Table
+
+    def recording(*args, **kwargs):
+        tab = real(*args, **kwargs)
+        bads.append(bytes(tab.bad))
+        return tab
+
+    monkeypatch.setattr(section, "Table", recording)
+    starts = [0x1000 + 0x40 * k for k in range(FAST_MIN)]
+    starts[5], starts[6] = starts[6], starts[5]
+    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for s in starts]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes, flags=flags))
+    found = _findings(data, fast=True)
+    if flags:
+        assert found == [("fde-unsorted", Severity.ERROR,
+                          "function start 0x1140 is below the previous FDE's 0x1180",
+                          Location("x", ".sframe", offset=28 + 20 * 6, fde=6, pc=0x1140))]
+        assert bads == [bytes(6) + b"\x01" + bytes(FAST_MIN - 7)]
+    else:
+        assert found == []
+        assert bads == [bytes(FAST_MIN)]
