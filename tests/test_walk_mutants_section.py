@@ -104,6 +104,11 @@ def test_budget_tested_before_a_run_of_one_fde(fres: int) -> None:
             "later FDEs not walked", Location("x", ".sframe", offset=393, fde=15))
     reference = _findings(_aliased(fres), fast=False)
     assert over in reference
+    # the walk is incomplete: no totals (layout-num-fres, layout-fre-len) after it
+    assert [(r, loc.fde, loc.fre) for r, _s, _m, loc in reference] == [
+        *(("fre-start-order", 14, k) for k in range(1, fres)),
+        ("layout-fre-overlap", 15, None), ("layout-fre-overlap", 14, None),
+        ("layout-fre-overlap", 1, None)]
     assert _findings(_aliased(fres), fast=True) == reference
 
 
@@ -165,3 +170,15 @@ def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
     else:
         assert found == []
         assert bads == [bytes(FAST_MIN)]
+
+
+def test_fre_size_code_leaves_the_walk_incomplete() -> None:
+    """FDE 1's FRE with size code 3 (fre-size-code): its block is not walked, so the FRE
+    bytes are not totalled against sfh_fre_len (no layout-fre-len for the 3 bytes left)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(3)]
+    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    raw[Decoder(bytes(raw)).header.fres_start + 3 + 1] |= 0x60
+    assert _findings(bytes(raw), fast=False) == [
+        ("fre-size-code", Severity.ERROR, "FDE[1]: FRE 0 has data-word size code 3 (invalid)",
+         Location("x", ".sframe", offset=92, fde=1, pc=0x1040, fre=0))]
