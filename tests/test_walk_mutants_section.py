@@ -156,6 +156,14 @@ def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
         return tab
 
     monkeypatch.setattr(section, "Table", recording)
+    exact = []
+    real_exact = section._exact_fde
+
+    def exact_recording(ctx, h, dec, i, walk):
+        exact.append(i)
+        real_exact(ctx, h, dec, i, walk)
+
+    monkeypatch.setattr(section, "_exact_fde", exact_recording)
     starts = [0x1000 + 0x40 * k for k in range(FAST_MIN)]
     starts[5], starts[6] = starts[6], starts[5]
     fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
@@ -167,9 +175,12 @@ def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
                           "function start 0x1140 is below the previous FDE's 0x1180",
                           Location("x", ".sframe", offset=28 + 20 * 6, fde=6, pc=0x1140))]
         assert bads == [bytes(6) + b"\x01" + bytes(FAST_MIN - 7)]
+        # the runs before and after FDE 6 are within the budget: booked in bulk
+        assert exact == [6]
     else:
         assert found == []
         assert bads == [bytes(FAST_MIN)]
+        assert exact == []
 
 
 def test_fre_size_code_leaves_the_walk_incomplete() -> None:
