@@ -63,7 +63,8 @@ _SEMANTIC_MUTANTS = _matching("test_semantic_mutants_*.py")
 _WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py",
                          "test_walk_mutants_table.py", "test_walk_mutants_columns.py",
                          "test_walk_mutants_order.py", "test_walk_mutants_abi.py",
-                         "test_walk_mutants_cap.py", "test_walk_mutants_bigtable.py")
+                         "test_walk_mutants_cap.py", "test_walk_mutants_bigtable.py",
+                         "test_walk_mutants_section.py")
 
 # group -> (modules to mutate, test files that cover them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {

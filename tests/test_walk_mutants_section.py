@@ -1,0 +1,195 @@
+"""section._walk_fdes' choices that leave the findings alone by design (the fast path gives the
+reference path's findings): which path a table of FAST_MIN FDEs and one fewer takes, and the
+block ends it hands to the cross-check when FRE blocks lie out of table order (gcc's .cold
+parts). Each slip would only cost time, so the choice itself is asserted (tests/mutation.py's
+walk group)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
+from sfcheck.format import constants as C
+from sfcheck.format.decode import Decoder
+from sfcheck.format.fde_table import block_ends
+from sfcheck.result import Location, Severity
+from sfcheck.walk import section
+from sfcheck.walk.context import SectionContext
+from sfcheck.walk.section import FAST_MIN, check_section
+
+from strategies import permute_blocks
+
+
+def _data(n: int) -> bytes:
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=tuple(make_fre(4 * j, (8,)) for j in range(1 + k % 3))) for k in range(n)]
+    return encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+
+
+@pytest.mark.parametrize(("n", "fast", "tables"), [
+    (FAST_MIN - 1, True, 0), (FAST_MIN, True, 1), (FAST_MIN + 1, True, 1),
+    (FAST_MIN, False, 0), (FAST_MIN - 1, False, 0)])
+def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: int) -> None:
+    """Below FAST_MIN FDEs, or with fast=False, the reference path alone: no fast.Table."""
+    made = []
+    real = section.Table
+
+    def counting(*args, **kwargs):
+        made.append(args[1:3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(section, "Table", counting)
+    ctx = SectionContext("x", ".sframe", 0, _data(n))
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert ctx.findings == []
+    assert made == [(0, n)] * tables
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: bool) -> None:
+    """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
+    cross-check's walk of the same bytes (None would send those blocks to its decoder), and
+    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde)."""
+    bads = []
+    real = section.Table
+
+    def recording(*args, **kwargs):
+        tab = real(*args, **kwargs)
+        bads.append(bytes(tab.bad))
+        return tab
+
+    monkeypatch.setattr(section, "Table", recording)
+    data = permute_blocks(_data(FAST_MIN + 4), seed=3)
+    assert data is not None
+    dec = Decoder(data)
+    want = block_ends(data, dec.header, dec.header.num_fdes, dec.fre_limit)
+    assert want is not None
+    ctx = SectionContext("x", ".sframe", 0, data)
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert ctx.findings == []
+    assert ctx.block_ends is not None and list(ctx.block_ends) == list(want)
+    assert bads == ([bytes(FAST_MIN + 4)] if fast else [])
+
+
+def _findings(data: bytes, fast: bool) -> list[tuple]:
+    ctx = SectionContext("x", ".sframe", 0, data)
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    return [(f.rule, f.severity, f.message, f.location) for f in ctx.findings]
+
+
+def _aliased(fres: int) -> bytes:
+    """FAST_MIN FDEs of one 3-byte FRE each (fre_len 48); FDE 14 re-read from FRE 0 with
+    `fres` FREs: it is walked as 3 * fres bytes, so before FDE 15 the walk is 3 * fres - 3
+    bytes past the sub-section."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(FAST_MIN)]
+    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    h = Decoder(bytes(raw)).header
+    struct.pack_into("<II", raw, h.fdes_start + (FAST_MIN - 2) * h.fde_size + 8, 0, fres)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("fres", [3, 4])
+def test_budget_tested_before_a_run_of_one_fde(fres: int) -> None:
+    """FDE 15, a clean run of one after the aliasing FDE 14 (reference path), is over the
+    budget by 3 bytes (fres 3: the boundary, the last block's length) or 6: the walk stops
+    there on the fast path as on the reference one."""
+    over = ("layout-fre-overlap", Severity.ERROR,
+            "FRE blocks up to FDE 15 use more than the 0x30-byte FRE sub-section; FREs of "
+            "later FDEs not walked", Location("x", ".sframe", offset=393, fde=15))
+    reference = _findings(_aliased(fres), fast=False)
+    assert over in reference
+    # the walk is incomplete: no totals (layout-num-fres, layout-fre-len) after it
+    assert [(r, loc.fde, loc.fre) for r, _s, _m, loc in reference] == [
+        *(("fre-start-order", 14, k) for k in range(1, fres)),
+        ("layout-fre-overlap", 15, None), ("layout-fre-overlap", 14, None),
+        ("layout-fre-overlap", 1, None)]
+    assert _findings(_aliased(fres), fast=True) == reference
+
+
+def test_first_fde_sent_to_the_reference_path_has_no_previous_pc() -> None:
+    """FDE 0 with two FREs at 0 (fre-start-order) in a sorted table on the fast path: it
+    goes to _exact_fde first, with no previous FDE to be below (no fde-unsorted)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),) * (2 if k == 0 else 1)) for k in range(FAST_MIN + 1)]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    reference = _findings(data, fast=False)
+    assert reference == [("fre-start-order", Severity.ERROR, "start 0x0 after 0x0",
+                          Location("x", ".sframe", offset=371, fde=0, pc=0x1000, fre=1,
+                                   fre_pc=0x1000))]
+    assert _findings(data, fast=True) == reference
+
+
+@pytest.mark.parametrize("at", [8, 9])
+def test_unsorted_fde_at_a_chunk_start(monkeypatch, at: int) -> None:
+    """CHUNK 8: FDE `at` starts between FDEs at-2 and at-1 (fde-unsorted). At 8, the first
+    of the second chunk, only the first chunk's last PC shows it; at 9, within the chunk."""
+    monkeypatch.setattr(section, "CHUNK", 8)
+    starts = [0x1000 + 0x40 * k for k in range(3 * 8)]
+    starts[at] = starts[at - 1] - 0x20
+    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for s in starts]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    pc, prev = starts[at], starts[at - 1]
+    assert _findings(data, fast=False) == [
+        ("fde-unsorted", Severity.ERROR,
+         f"function start {pc:#x} is below the previous FDE's {prev:#x}",
+         Location("x", ".sframe", offset=28 + 20 * at, fde=at, pc=pc))]
+    assert _findings(data, fast=True) == _findings(data, fast=False)
+
+
+@pytest.mark.parametrize("flags", [0, C.F_FDE_SORTED])
+def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
+    """FDEs 5 and 6 swapped: without the sorted flag no fde-unsorted, and fast.Table accepts
+    every FDE; with it, FDE 6 goes to _exact_fde, which reports it."""
+    bads = []
+    real = section.Table
+
+    def recording(*args, **kwargs):
+        tab = real(*args, **kwargs)
+        bads.append(bytes(tab.bad))
+        return tab
+
+    monkeypatch.setattr(section, "Table", recording)
+    exact = []
+    real_exact = section._exact_fde
+
+    def exact_recording(ctx, h, dec, i, walk):
+        exact.append(i)
+        real_exact(ctx, h, dec, i, walk)
+
+    monkeypatch.setattr(section, "_exact_fde", exact_recording)
+    starts = [0x1000 + 0x40 * k for k in range(FAST_MIN)]
+    starts[5], starts[6] = starts[6], starts[5]
+    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for s in starts]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes, flags=flags))
+    found = _findings(data, fast=True)
+    if flags:
+        assert found == [("fde-unsorted", Severity.ERROR,
+                          "function start 0x1140 is below the previous FDE's 0x1180",
+                          Location("x", ".sframe", offset=28 + 20 * 6, fde=6, pc=0x1140))]
+        assert bads == [bytes(6) + b"\x01" + bytes(FAST_MIN - 7)]
+        # the runs before and after FDE 6 are within the budget: booked in bulk
+        assert exact == [6]
+    else:
+        assert found == []
+        assert bads == [bytes(FAST_MIN)]
+        assert exact == []
+
+
+def test_fre_size_code_leaves_the_walk_incomplete() -> None:
+    """FDE 1's FRE with size code 3 (fre-size-code): its block is not walked, so the FRE
+    bytes are not totalled against sfh_fre_len (no layout-fre-len for the 3 bytes left)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(3)]
+    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    raw[Decoder(bytes(raw)).header.fres_start + 3 + 1] |= 0x60
+    assert _findings(bytes(raw), fast=False) == [
+        ("fre-size-code", Severity.ERROR, "FDE[1]: FRE 0 has data-word size code 3 (invalid)",
+         Location("x", ".sframe", offset=92, fde=1, pc=0x1040, fre=0))]
