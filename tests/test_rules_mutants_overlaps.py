@@ -1,0 +1,64 @@
+"""rules/layout.check_overlaps' findings whole (rule, severity, message, offset, FDE, PC): FRE
+blocks that touch against blocks sharing one byte, in table order and out of it (the sort),
+and function ranges that touch against ranges sharing one PC, as a plain list and as the
+walk's Ranges columns, a zero-size range ignored (the mutation run's survivors: the tests
+compared FDE and offset only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sfcheck.result import Severity
+from sfcheck.rules import layout as L
+from sfcheck.walk.context import Ranges, SectionContext
+
+ERR = Severity.ERROR
+
+
+def found(blocks: list[tuple[int, int, int]], ranges: list[tuple[int, int, int]] = (),
+          columns: bool = False) -> list[tuple]:
+    b = L.Blocks()
+    for first, end, fde in blocks:
+        b.add(first, end, fde)
+    ctx = SectionContext("x", ".sframe", 0, b"")
+    L.check_overlaps(ctx, b, Ranges(ranges) if columns else list(ranges))
+    return [(f.rule, f.severity, f.message, f.location.offset, f.location.fde, f.location.pc)
+            for f in ctx.findings]
+
+
+@pytest.mark.parametrize("blocks", [
+    [(0x40, 0x50, 0), (0x50, 0x60, 1)],
+    [(0x50, 0x60, 1), (0x40, 0x50, 0)],                  # out of table order
+])
+def test_fre_blocks_that_touch(blocks: list) -> None:
+    assert found(blocks) == []
+
+
+@pytest.mark.parametrize("blocks", [
+    [(0x40, 0x50, 0), (0x4F, 0x60, 1)],                  # table order
+    [(0x60, 0x70, 0), (0x4F, 0x60, 1), (0x40, 0x50, 2)],  # out of it: sorted
+])
+def test_fre_blocks_sharing_a_byte(blocks: list) -> None:
+    first = min(blocks)
+    second = sorted(blocks)[1]
+    assert found(blocks) == [(
+        "layout-fre-overlap", ERR,
+        f"FRE blocks of FDE {first[2]} [0x40, 0x50) and FDE {second[2]} (from 0x4f) overlap",
+        0x4F, second[2], None)]
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_functions_that_touch(columns: bool) -> None:
+    assert found([], [(0x1000, 0x10, 0), (0x1010, 0x8, 1)], columns) == []
+
+
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize(("ranges", "i1", "i2"), [
+    ([(0x1000, 0x10, 0), (0x100F, 0x8, 1)], 0, 1),
+    ([(0x100F, 0x8, 0), (0x1000, 0x10, 1)], 1, 0),      # out of table order: sorted
+    ([(0x100F, 0x8, 0), (0x1008, 0, 1), (0x1000, 0x10, 2)], 2, 0),  # size 0 skipped
+])
+def test_functions_sharing_a_pc(ranges: list, i1: int, i2: int, columns: bool) -> None:
+    assert found([], ranges, columns) == [(
+        "fde-overlap", ERR, f"function [0x100f, ...) of FDE {i2} starts inside FDE {i1}'s "
+        "[0x1000, 0x1010)", None, i2, 0x100F)]
