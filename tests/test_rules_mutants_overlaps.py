@@ -48,8 +48,19 @@ def test_fre_blocks_sharing_a_byte(blocks: list) -> None:
 
 
 @pytest.mark.parametrize("columns", [False, True])
-def test_functions_that_touch(columns: bool) -> None:
-    assert found([], [(0x1000, 0x10, 0), (0x1010, 0x8, 1)], columns) == []
+@pytest.mark.parametrize("ranges", [
+    [(0x1000, 0x10, 0), (0x1010, 0x8, 1)],
+    [(0x1010, 0x8, 0), (0x1000, 0x10, 1)],              # out of table order: sorted
+])
+def test_functions_that_touch(ranges: list, columns: bool) -> None:
+    assert found([], ranges, columns) == []
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_a_one_byte_function_inside_another(columns: bool) -> None:
+    assert found([], [(0x1005, 1, 0), (0x1000, 0x10, 1)], columns) == [(
+        "fde-overlap", ERR, "function [0x1005, ...) of FDE 0 starts inside FDE 1's "
+        "[0x1000, 0x1010)", None, 0, 0x1005)]
 
 
 @pytest.mark.parametrize("columns", [False, True])
