@@ -68,6 +68,7 @@ def test_a_one_byte_function_inside_another(columns: bool) -> None:
     ([(0x1000, 0x10, 0), (0x100F, 0x8, 1)], 0, 1),
     ([(0x100F, 0x8, 0), (0x1000, 0x10, 1)], 1, 0),      # out of table order: sorted
     ([(0x100F, 0x8, 0), (0x1008, 0, 1), (0x1000, 0x10, 2)], 2, 0),  # size 0 skipped
+    ([(0x1008, 0, 0), (0x1000, 0x10, 1), (0x100F, 0x8, 2)], 1, 2),  # a size 0 first
 ])
 def test_functions_sharing_a_pc(ranges: list, i1: int, i2: int, columns: bool) -> None:
     assert found([], ranges, columns) == [(
