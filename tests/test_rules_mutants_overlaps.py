@@ -6,6 +6,8 @@ compared FDE and offset only)."""
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from sfcheck.result import Severity
@@ -74,3 +76,15 @@ def test_functions_sharing_a_pc(ranges: list, i1: int, i2: int, columns: bool) -
     assert found([], ranges, columns) == [(
         "fde-overlap", ERR, f"function [0x100f, ...) of FDE {i2} starts inside FDE {i1}'s "
         "[0x1000, 0x1010)", None, i2, 0x100F)]
+
+
+def test_next_start_is_read_by_fde_number_when_a_block_is_missing() -> None:
+    # FDE 1 has no block: block k's limit is next_start[fde], not next_start[k].
+    b = L.Blocks()
+    b.add(0x30, 0x40, 0)
+    b.add(0, 0x35, 2)
+    ctx = SectionContext("x", ".sframe", 0, b"")
+    L.check_overlaps(ctx, b, [], array("q", [0x40, 0x100, 0x30]))
+    assert [(f.rule, f.message, f.location.offset, f.location.fde) for f in ctx.findings] == [(
+        "layout-fre-overlap", "FRE blocks of FDE 2 [0x0, 0x35) and FDE 0 (from 0x30) overlap",
+        0x30, 0)]
