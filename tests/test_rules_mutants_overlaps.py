@@ -1,7 +1,8 @@
 """rules/layout.check_overlaps' findings whole (rule, severity, message, offset, FDE, PC): FRE
 blocks that touch against blocks sharing one byte, in table order and out of it (the sort),
 and function ranges that touch against ranges sharing one PC, as a plain list and as the
-walk's Ranges columns, a zero-size range ignored (the mutation run's survivors: the tests
+walk's Ranges columns, a zero-size range ignored; next_start read by FDE number; _check_gaps on
+a gap of zeros against one of 'X' bytes (the mutation run's survivors: the tests
 compared FDE and offset only)."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from array import array
 
 import pytest
 
+from sfcheck.format import constants as C
+from sfcheck.format.model import Header
 from sfcheck.result import Severity
 from sfcheck.rules import layout as L
 from sfcheck.walk.context import Ranges, SectionContext
@@ -88,3 +91,15 @@ def test_next_start_is_read_by_fde_number_when_a_block_is_missing() -> None:
     assert [(f.rule, f.message, f.location.offset, f.location.fde) for f in ctx.findings] == [(
         "layout-fre-overlap", "FRE blocks of FDE 2 [0x0, 0x35) and FDE 0 (from 0x30) overlap",
         0x30, 0)]
+
+
+@pytest.mark.parametrize(("gap", "found"), [
+    (b"\0\0\0\0", []),
+    (b"XXXX", [("layout-gap-bytes", ERR, "4 bytes in [0x1c, 0x20) belong to no header, FDE or "
+                "FRE, nonzero from 0x1c", 0x1C)]),                # any nonzero byte, even 'X'
+])
+def test_gap_bytes_before_the_fdes(gap: bytes, found: list) -> None:
+    h = Header(C.VERSION_3, 0, C.ABI_AMD64_LE, 0, -8, 0, 0, 0, 4, 4, False)
+    ctx = SectionContext("x", ".sframe", 0, bytes(h.size) + gap)
+    L._check_gaps(ctx, h, h.fdes_start, len(ctx.data))
+    assert [(f.rule, f.severity, f.message, f.location.offset) for f in ctx.findings] == found
