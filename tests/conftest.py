@@ -77,3 +77,16 @@ if installed_run():
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_IMPORT_DIR, ignore_errors=True)
+
+
+@pytest.fixture(params=["c-walk", "regex-walk"])
+def walk(request, monkeypatch) -> str:
+    """The C FRE walk (when built) and the regex walk, which SFCHECK_PURE_PYTHON selects."""
+    from sfcheck.walk import fast
+
+    if request.param == "c-walk":
+        if fast.FREWALK is None:
+            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
+    else:
+        monkeypatch.setattr(fast, "FREWALK", None)
+    return request.param

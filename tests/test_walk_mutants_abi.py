@@ -11,21 +11,11 @@ import pytest
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.decode import Decoder
-from sfcheck.walk import fast, section
+from sfcheck.walk import section
 from sfcheck.walk.context import SectionContext
 
 N, ODD = 20, 5  # at least section.FAST_MIN FDEs: the fast path is tried
 
-
-@pytest.fixture(params=["c-walk", "regex-walk"])
-def walk(request, monkeypatch) -> str:
-    """The C FRE walk (when built) and the regex walk, which SFCHECK_PURE_PYTHON selects."""
-    if request.param == "c-walk":
-        if fast.FREWALK is None:
-            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
-    else:
-        monkeypatch.setattr(fast, "FREWALK", None)
-    return request.param
 
 
 def _fde(k: int, ra: int) -> FDE:

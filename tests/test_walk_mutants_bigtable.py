@@ -9,22 +9,13 @@ import pytest
 
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
-from sfcheck.walk import fast, fde_shapes
+from sfcheck.walk import fde_shapes
 from sfcheck.walk.context import SectionContext
 from sfcheck.walk.section import check_section
 
 N = fde_shapes.DIRECT_MAX + 8
 EMPTY = 4100
 
-
-@pytest.fixture(params=["c-walk", "regex-walk"])
-def walk(request, monkeypatch) -> str:
-    if request.param == "c-walk":
-        if fast.FREWALK is None:
-            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
-    else:
-        monkeypatch.setattr(fast, "FREWALK", None)
-    return request.param
 
 
 def _findings(data: bytes, fast_path: bool) -> list[tuple]:

@@ -11,21 +11,10 @@ import pytest
 from sfcheck.format import FDE, build_section, encode, fde_info, make_fre
 from sfcheck.format import constants as C
 from sfcheck.format.decode import Decoder
-from sfcheck.walk import fast
 from sfcheck.walk.fast import Table, TableSource
 
 N = 12
 
-
-@pytest.fixture(params=["c-walk", "regex-walk"])
-def walk(request, monkeypatch) -> str:
-    """The C FRE walk (when built) and the regex walk, which SFCHECK_PURE_PYTHON selects."""
-    if request.param == "c-walk":
-        if fast.FREWALK is None:
-            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
-    else:
-        monkeypatch.setattr(fast, "FREWALK", None)
-    return request.param
 
 
 def _addr1(start: int) -> FDE:

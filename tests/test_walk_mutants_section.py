@@ -48,12 +48,9 @@ def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: i
     assert made == [(0, n)] * tables
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: bool) -> None:
-    """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
-    cross-check's walk of the same bytes (None would send those blocks to its decoder), and
-    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde)."""
-    bads = []
+def _record_bad(monkeypatch) -> list[bytes]:
+    """The `bad` flags of each fast.Table the pass builds, in order."""
+    bads: list[bytes] = []
     real = section.Table
 
     def recording(*args, **kwargs):
@@ -62,6 +59,15 @@ def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: 
         return tab
 
     monkeypatch.setattr(section, "Table", recording)
+    return bads
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: bool) -> None:
+    """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
+    cross-check's walk of the same bytes (None would send those blocks to its decoder), and
+    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde)."""
+    bads = _record_bad(monkeypatch)
     data = permute_blocks(_data(FAST_MIN + 4), seed=3)
     assert data is not None
     dec = Decoder(data)
@@ -147,15 +153,7 @@ def test_unsorted_fde_at_a_chunk_start(monkeypatch, at: int) -> None:
 def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
     """FDEs 5 and 6 swapped: without the sorted flag no fde-unsorted, and fast.Table accepts
     every FDE; with it, FDE 6 goes to _exact_fde, which reports it."""
-    bads = []
-    real = section.Table
-
-    def recording(*args, **kwargs):
-        tab = real(*args, **kwargs)
-        bads.append(bytes(tab.bad))
-        return tab
-
-    monkeypatch.setattr(section, "Table", recording)
+    bads = _record_bad(monkeypatch)
     exact = []
     real_exact = section._exact_fde
 

@@ -28,16 +28,6 @@ from synth import Layout, Shape, plan, synth_fdes
 BE, LE = C.ABI_AARCH64_BE, C.ABI_AMD64_LE
 
 
-@pytest.fixture(params=["c-walk", "regex-walk"])
-def walk(request, monkeypatch) -> str:
-    """The C FRE walk (when built) and the regex walk, which SFCHECK_PURE_PYTHON selects."""
-    if request.param == "c-walk":
-        if fast.FREWALK is None:
-            pytest.skip("the C FRE walk is not built or SFCHECK_PURE_PYTHON is set")
-    else:
-        monkeypatch.setattr(fast, "FREWALK", None)
-    return request.param
-
 
 @pytest.fixture
 def regex_walk(monkeypatch) -> None:

@@ -277,21 +277,29 @@ def compare_fde(i: int, start: int, size: int, fde: FDE, h: Header, abi: Abi,
         windows = _windows(start, fde, h, eh, lo, hi, pc_reg, budget)
         if windows is None:
             return
+        args = (i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget, out, opaque)
         for x, y, pts, free, tile_end in windows:
             seen = _seen(out, opaque) if tile_end > y else None
-            for n, p in enumerate(pts):
-                q = pts[n + 1] if n + 1 < len(pts) else y
-                _compare_at(p, q, i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget,
-                            out, opaque, q - p if free else 1)
-            if seen is not None and _seen(out, opaque) != seen:
-                # The tile differs somewhere: so does each copy of it up to tile_end, which
-                # the counts must hold. (A tile without difference has none in its copies.)
-                args = (i, start, fde, h, starts, rows, eh, pcs, pc_reg, budget, out, opaque)
-                if not _replay(x, y, pts, tile_end, *args):
-                    return
+            _compare_points(pts, y, 0, y, free, args)
+            # A tile that differs somewhere differs in each copy of it up to tile_end, which
+            # the counts must hold. (A tile without difference has none in its copies.)
+            if (seen is not None and _seen(out, opaque) != seen
+                    and not _replay(x, y, pts, tile_end, args)):
+                return
 
 
-def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
+def _compare_points(pts: list[int], y: int, d: int, end: int, free: bool, args: tuple) -> None:
+    """Compare the intervals the points start ([p, next point or y)), shifted by d and cut
+    at end; a free window's interval stands for its q - p one-PC intervals (_windows)."""
+    for n, p in enumerate(pts):
+        a = p + d
+        if a >= end:
+            break
+        b = min(end, (pts[n + 1] if n + 1 < len(pts) else y) + d)
+        _compare_at(a, b, *args, b - a if free else 1)
+
+
+def _replay(x: int, y: int, pts: list[int], end: int, args: tuple) -> bool:
     """Compare the copies of the tile [x, y) (its points `pts`) up to `end`: the first copy
     and a partial last one at the tile's points, those between counted as the first, so a
     PLT of any size costs two copies (each copy holds the same intervals, shifted; a range
@@ -303,10 +311,7 @@ def _replay(x: int, y: int, pts: list[int], end: int, *args) -> bool:
     def copy(d: int) -> bool:
         if not budget.spend(len(pts)):
             return False
-        for n, p in enumerate(pts):
-            if p + d >= end:
-                break
-            _compare_at(p + d, min(end, (pts[n + 1] if n + 1 < len(pts) else y) + d), *args)
+        _compare_points(pts, y, d, end, False, args)
         return True
 
     if full:
