@@ -4,14 +4,17 @@ derived pattern accepts is one the rule accepts (exhaustive for 1- and 2-byte wo
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sfcheck.format import constants as C
+from sfcheck.format import fde_info as fde_info_byte
 from sfcheck.rules import fde as fde_rules
 from sfcheck.rules import fre as R
+from sfcheck.walk import fde_shapes as shapes
 from sfcheck.walk.fre_patterns import _cfa_word, _slot_word, cfa_scale_abi
 
 ABIS = [C.ABI_AMD64_LE, C.ABI_AARCH64_BE, C.ABI_S390X_BE]
@@ -96,12 +99,44 @@ def test_noisy_fdes_matches_per_fde_verdicts(version: int, data) -> None:
     columns = {"info": infos, "info2": info2s, "rep_size": reps, "padding": pads,
                "num_fres": nfs}
     types = infos.translate(type_table())
-    got = bytearray(n)
-    for layer in noisy_fdes(h, columns, sizes, types):
-        got = bytearray(a | b for a, b in zip(got, layer, strict=True))
     want = [int(_verdict(h, (i, i2, r, p, F.size_class(z), nf)))
             for i, i2, r, p, z, nf in zip(infos, info2s, reps, pads, sizes, nfs, strict=True)]
-    assert list(got) == want
+    # and with the per-column path open to tables of any size (by default only above
+    # DIRECT_MAX FDEs), so that its marks are checked on these small tables too
+    for direct_max in (shapes.DIRECT_MAX, 0):
+        with mock.patch.object(shapes, "DIRECT_MAX", direct_max):
+            layers = noisy_fdes(h, dict(columns), sizes, types)
+        got = bytearray(n)
+        for layer in layers:
+            got = bytearray(a | b for a, b in zip(got, layer, strict=True))
+        assert list(got) == want
+
+
+def test_noisy_fdes_per_column_layers() -> None:
+    """Above DIRECT_MAX FDEs, a verdict that is an OR of per-column conditions comes as one
+    layer of marks per column (C-level translations, no per-FDE lookup): here "FRE type 3
+    in the info byte" (a bytes column) or "no FREs" (a list column)."""
+    from sfcheck.walk.fde_shapes import noisy_fdes, type_table
+
+    h = _header(3)
+    n = shapes.DIRECT_MAX + 1
+    good, bad = fde_info_byte(C.FRE_TYPE_ADDR1), fde_info_byte(C.FRE_TYPE_ADDR1) | 3
+    infos = bytes(bad if i % 7 == 3 else good for i in range(n))
+    nfs = [(0, 1, 2)[i % 3] for i in range(n)]
+    columns = {"info": infos, "info2": bytes(n), "rep_size": bytes(n), "padding": [0] * n,
+               "num_fres": nfs}
+    layers = noisy_fdes(h, columns, [0x40] * n, infos.translate(type_table()))
+    assert layers == [bytes(int(b == bad) for b in infos), bytes(int(k == 0) for k in nfs)]
+    # Not an OR of columns: ADDR1 is noisy on a large function (too narrow), ADDR2 on a
+    # small one (wider than needed), so both info values and both size classes are clean
+    # somewhere. One layer, looked up per shape: the per-FDE verdicts.
+    addr1, addr2 = fde_info_byte(C.FRE_TYPE_ADDR1), fde_info_byte(C.FRE_TYPE_ADDR2)
+    infos = bytes((addr1, addr2)[i % 2] for i in range(n))
+    sizes = [(0x40, 0x1000)[i % 3 == 0] for i in range(n)]
+    columns = dict(columns, info=infos, num_fres=[1] * n)
+    layers = noisy_fdes(h, columns, sizes, infos.translate(type_table()))
+    want = [int((b == addr1) == (z == 0x1000)) for b, z in zip(infos, sizes, strict=True)]
+    assert layers == [bytes(want)]
 
 
 NEAR_BOUNDS = st.sampled_from(fde_rules.SIZE_BOUNDS).flatmap(lambda b: st.integers(b - 2, b + 1))

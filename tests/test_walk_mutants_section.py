@@ -15,6 +15,7 @@ from sfcheck.format import constants as C
 from sfcheck.format.decode import Decoder
 from sfcheck.format.fde_table import block_ends
 from sfcheck.result import Location, Severity
+from sfcheck.rules import layout as layout_rules
 from sfcheck.walk import section
 from sfcheck.walk.context import SectionContext
 from sfcheck.walk.section import FAST_MIN, check_section
@@ -66,8 +67,14 @@ def _record_bad(monkeypatch) -> list[bytes]:
 def test_block_ends_out_of_table_order_reach_the_cross_check(monkeypatch, fast: bool) -> None:
     """Blocks shuffled in the FRE data: the pass keeps fde_table.block_ends for the
     cross-check's walk of the same bytes (None would send those blocks to its decoder), and
-    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde)."""
+    hands them to fast.Table, which then accepts every FDE (none goes to _exact_fde). The
+    overlap check takes the next block starts too, so it need not sort the blocks."""
     bads = _record_bad(monkeypatch)
+
+    def no_sort(self) -> list:
+        raise AssertionError("the blocks were sorted: next_start not handed on")
+
+    monkeypatch.setattr(layout_rules.Blocks, "tuples", no_sort)
     data = permute_blocks(_data(FAST_MIN + 4), seed=3)
     assert data is not None
     dec = Decoder(data)
@@ -191,3 +198,40 @@ def test_fre_size_code_leaves_the_walk_incomplete() -> None:
     assert _findings(bytes(raw), fast=False) == [
         ("fre-size-code", Severity.ERROR, "FDE[1]: FRE 0 has data-word size code 3 (invalid)",
          Location("x", ".sframe", offset=92, fde=1, pc=0x1040, fre=0))]
+
+
+
+def _overlapping(n: int, noisy: int, clash: int, kind: str) -> bytes:
+    """n FDEs of one FRE, FDE `noisy` with none (the reference path), and FDE `clash` + 1
+    clashing with FDE `clash`: its function starts inside FDE clash's ("range"), or FDE
+    clash claims two FREs, the second FDE clash + 1's ("block")."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=() if k == noisy else (make_fre(0, (8,)),)) for k in range(n)]
+    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    h = Decoder(bytes(raw)).header
+    if kind == "range":
+        at = h.fdes_start + (clash + 1) * h.fde_size
+        struct.pack_into("<i", raw, at, struct.unpack_from("<i", raw, at)[0] - 0x30)
+    else:
+        struct.pack_into("<I", raw, h.fdes_start + clash * h.fde_size + 12, 2)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize(("kind", "rule"), [("range", "fde-overlap"),
+                                            ("block", "layout-fre-overlap")])
+@pytest.mark.parametrize(("chunk", "noisy", "clash"), [
+    (section.CHUNK, 2, 9), (8, 9, 12), (8, 3, 13)])
+def test_clean_runs_booked_at_their_fde_indices(monkeypatch, kind: str, rule: str, chunk: int,
+                                                noisy: int, clash: int) -> None:
+    """A clean run after a noisy FDE, in the first chunk or a later one (CHUNK 8): its
+    function ranges and FRE blocks are booked from FDE a + i on, so the overlap found
+    afterwards names the FDE the reference path names."""
+    monkeypatch.setattr(section, "CHUNK", chunk)
+    data = _overlapping(FAST_MIN + 4, noisy, clash, kind)
+    reference = _findings(data, fast=False)
+    assert (rule, clash + 1) in {(r, loc.fde) for r, _s, _m, loc in reference}
+    bads = _record_bad(monkeypatch)
+    assert _findings(data, fast=True) == reference
+    # FDE clash + 1 was booked in bulk, in a run after an FDE of the reference path
+    assert bads[noisy // chunk][noisy % chunk] == 1
+    assert bads[(clash + 1) // chunk][(clash + 1) % chunk] == 0
