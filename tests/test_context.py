@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sfcheck.rules import layout as layout_rules
-from sfcheck.walk.context import PassState, SectionContext, SectionInput
+from sfcheck.walk.context import FindingSink, PassState, SectionContext, SectionInput
 
 
 def test_input_fields_are_the_inputs_and_read_only() -> None:
@@ -34,3 +34,23 @@ def test_findings_are_located_in_the_input() -> None:
     ctx.emit(layout_rules.EMPTY, "num_fdes is 0", offset=8)
     [f] = ctx.findings
     assert (f.location.path, f.location.section, f.location.offset) == ("lib.so", ".sframe.2", 8)
+
+
+def test_severity_decided_once_per_rule_and_severity(monkeypatch) -> None:
+    """A damaged section emits thousands of findings of a few rules: the sink decides each
+    (rule, severity)'s reported severity once and reuses it."""
+    ctx = SectionContext("x", ".sframe", 0, b"")
+    calls = []
+    real = FindingSink._decide
+
+    def counting(self, rule, severity):
+        calls.append((rule.id, severity))
+        return real(self, rule, severity)
+
+    monkeypatch.setattr(FindingSink, "_decide", counting)
+    for k in range(3):
+        ctx.emit(layout_rules.EMPTY, "num_fdes is 0", offset=k)
+        ctx.emit(layout_rules.FRE_OVERLAP, "overlap", offset=k)
+    assert calls == [("layout-no-fdes", layout_rules.EMPTY.severity),
+                     ("layout-fre-overlap", layout_rules.FRE_OVERLAP.severity)]
+    assert [f.location.offset for f in ctx.findings] == [0, 0, 1, 1, 2, 2]
