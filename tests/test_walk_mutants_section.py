@@ -235,3 +235,20 @@ def test_clean_runs_booked_at_their_fde_indices(monkeypatch, kind: str, rule: st
     # FDE clash + 1 was booked in bulk, in a run after an FDE of the reference path
     assert bads[noisy // chunk][noisy % chunk] == 1
     assert bads[(clash + 1) // chunk][(clash + 1) % chunk] == 0
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_v3_attribute_record_outside_the_fre_sub_section(fast: bool) -> None:
+    """FDE 1 of a v3 section points its 5-byte attribute record 2 bytes before the FRE
+    sub-section's end: _exact_fde cannot decode the FDE and says why, at FDE 1's fre_off
+    field; the walk is then incomplete (no layout-num-fres or layout-fre-len totals)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(3)]
+    raw = bytearray(encode(build_section(C.VERSION_3, C.ABI_AMD64_LE, fdes)))
+    h = Decoder(bytes(raw)).header
+    field = h.fdes_start + h.fde_size + 12  # FDE 1's fre_off
+    struct.pack_into("<I", raw, field, h.fre_len - 2)
+    assert _findings(bytes(raw), fast=fast) == [
+        ("layout-fde-fres-bounds", Severity.ERROR, "FDE[1]: attribute record at FRE offset "
+         "0x16 does not fit in the 0x18-byte FRE sub-section",
+         Location("x", ".sframe", offset=field, fde=1))]
