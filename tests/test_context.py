@@ -3,10 +3,12 @@ read and write, and the sink locates findings in the input."""
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from sfcheck.rules import layout as layout_rules
-from sfcheck.walk.context import FindingSink, PassState, SectionContext, SectionInput
+from sfcheck.walk.context import FindingSink, PassState, Ranges, SectionContext, SectionInput
 
 
 def test_input_fields_are_the_inputs_and_read_only() -> None:
@@ -54,3 +56,36 @@ def test_severity_decided_once_per_rule_and_severity(monkeypatch) -> None:
     assert calls == [("layout-no-fdes", layout_rules.EMPTY.severity),
                      ("layout-fre-overlap", layout_rules.FRE_OVERLAP.severity)]
     assert [f.location.offset for f in ctx.findings] == [0, 0, 1, 1, 2, 2]
+
+
+def test_defaults_and_what_the_caller_hands_in() -> None:
+    """The parts' defaults (a linked file's section, nothing walked yet), and what a caller
+    hands in is used as given: a Ranges from an earlier walk is shared, not copied per
+    profile (1M FDEs: 12 MB a copy), a findings list is the one appended to."""
+    assert SectionInput("x", ".sframe", 0, b"").relocatable is False
+    state = PassState()
+    assert (list(state.ranges), state.fres_walked, state.block_ends) == ([], False, None)
+    assert isinstance(state.ranges, Ranges)
+    ranges = Ranges([(0x1000, 0x20, 0)])
+    kept: list = []
+    ctx = SectionContext("x", ".sframe", 0, b"", findings=kept, ranges=ranges,
+                         fres_walked=True)
+    assert ctx.ranges is ranges
+    assert ctx.fres_walked is True
+    ctx.emit(layout_rules.EMPTY, "num_fdes is 0", offset=8)
+    assert kept == ctx.findings and len(kept) == 1
+
+
+def test_ranges_keep_64_bit_starts_in_an_array() -> None:
+    """Ranges hold starts as signed 64-bit and sizes as 32-bit array items (CODES): a start
+    above 2**32 stays in the array, as FDE numbers do once an FDE is skipped; only a value
+    that fits neither turns its column into a list."""
+    r = Ranges()
+    r.add(1 << 40, 0x20, 0)
+    r.add((1 << 40) + 0x40, 0x20, 2)  # FDE 1 skipped: entries are numbered from here on
+    assert (type(r.pcs), type(r.sizes)) == (array, array)
+    assert (r.pcs.typecode, r.sizes.typecode, r.fdes.typecode) == ("q", "I", "q")
+    assert list(r) == [(1 << 40, 0x20, 0), ((1 << 40) + 0x40, 0x20, 2)]
+    r.add(0, 1 << 40, 3)  # a hand-made size past 2**32
+    assert type(r.sizes) is list and type(r.pcs) is array
+    assert list(r)[-1] == (0, 1 << 40, 3)
