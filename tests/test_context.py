@@ -4,6 +4,7 @@ read and write, and the sink locates findings in the input."""
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 
 import pytest
 
@@ -68,12 +69,20 @@ def test_defaults_and_what_the_caller_hands_in() -> None:
     assert isinstance(state.ranges, Ranges)
     ranges = Ranges([(0x1000, 0x20, 0)])
     kept: list = []
+    counts: Counter = Counter()
+    decided: dict = {}
     ctx = SectionContext("x", ".sframe", 0, b"", findings=kept, ranges=ranges,
-                         fres_walked=True)
+                         fres_walked=True, counts=counts, decided=decided,
+                         claimed={"layout-fre-overlap"})
     assert ctx.ranges is ranges
     assert ctx.fres_walked is True
     ctx.emit(layout_rules.EMPTY, "num_fdes is 0", offset=8)
-    assert kept == ctx.findings and len(kept) == 1
+    ctx.emit(layout_rules.FRE_OVERLAP, "claimed by a known defect", offset=8)
+    assert kept == ctx.findings and [f.rule for f in kept] == ["layout-no-fdes"]
+    assert counts == Counter({"layout-no-fdes": 1})
+    assert decided == {("layout-no-fdes", layout_rules.EMPTY.severity): layout_rules.EMPTY.severity,
+                       ("layout-fre-overlap", layout_rules.FRE_OVERLAP.severity):
+                       layout_rules.FRE_OVERLAP.severity}
 
 
 def test_ranges_keep_64_bit_starts_in_an_array() -> None:
