@@ -67,6 +67,8 @@ def test_defaults_and_what_the_caller_hands_in() -> None:
     state = PassState()
     assert (list(state.ranges), state.fres_walked, state.block_ends) == ([], False, None)
     assert isinstance(state.ranges, Ranges)
+    fresh = SectionContext("x", ".sframe", 0, b"")  # a profile's context: nothing walked
+    assert (fresh.relocatable, fresh.fres_walked, fresh.block_ends) == (False, False, None)
     ranges = Ranges([(0x1000, 0x20, 0)])
     kept: list = []
     counts: Counter = Counter()

@@ -252,3 +252,25 @@ def test_v3_attribute_record_outside_the_fre_sub_section(fast: bool) -> None:
         ("layout-fde-fres-bounds", Severity.ERROR, "FDE[1]: attribute record at FRE offset "
          "0x16 does not fit in the 0x18-byte FRE sub-section",
          Location("x", ".sframe", offset=field, fde=1))]
+
+
+@pytest.mark.parametrize("n", [3, FAST_MIN + 1])
+@pytest.mark.parametrize("fast", [True, False])
+def test_object_starts_are_field_relative_without_the_flag(n: int, fast: bool) -> None:
+    """A relocated .o's FDE starts are PC-relative whatever the flags say (gas emits
+    R_*_PC32 relocations on them: binutils ld/32666), here a v2 table without
+    SFRAME_F_FDE_FUNC_START_PCREL: each FDE's function starts at its field's offset plus
+    the stored value, on the reference path (the small table, FDE 1 with no FREs) and in
+    the fast path's columns."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=() if k == 1 else (make_fre(0, (8,)),)) for k in range(n)]
+    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    h = Decoder(data).header
+    assert not h.pcrel
+    field = [h.fdes_start + k * h.fde_size for k in range(n)]
+    ctx = SectionContext("x.o", ".sframe", 0, data, relocatable=True)
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert list(ctx.ranges) == [(field[k] + 0x1000 + 0x40 * k, 0x20, k) for k in range(n)]
+    [no_fres] = [f for f in ctx.findings if f.rule == "fde-no-fres"]
+    assert (no_fres.location.fde, no_fres.location.pc) == (1, field[1] + 0x1040)
