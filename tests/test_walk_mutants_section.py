@@ -274,3 +274,41 @@ def test_object_starts_are_field_relative_without_the_flag(n: int, fast: bool) -
     assert list(ctx.ranges) == [(field[k] + 0x1000 + 0x40 * k, 0x20, k) for k in range(n)]
     [no_fres] = [f for f in ctx.findings if f.rule == "fde-no-fres"]
     assert (no_fres.location.fde, no_fres.location.pc) == (1, field[1] + 0x1040)
+
+
+@pytest.mark.parametrize("relocatable", [False, True])
+def test_function_overlap_not_checked_in_objects(relocatable: bool) -> None:
+    """FDE 10's function overlaps FDE 9's, whether its start is read as absolute or as
+    field-relative (a .o's): fde-overlap in a linked file; in a .o every text section
+    starts at 0, so function ranges from different sections coincide and the check does
+    not apply."""
+    raw = bytearray(_overlapping(FAST_MIN + 4, 2, 9, "range"))
+    h = Decoder(bytes(raw)).header
+    at9 = h.fdes_start + 9 * h.fde_size
+    (start9,) = struct.unpack_from("<i", raw, at9)
+    struct.pack_into("<i", raw, at9 + h.fde_size, start9 + 0x10 - h.fde_size)
+    data = bytes(raw)
+    for field_relative in (False, True):
+        pcs = [h.func_start(i, start, field_relative=field_relative)
+               for i, start in ((9, start9), (10, start9 + 0x10 - h.fde_size))]
+        assert abs(pcs[1] - pcs[0]) < 0x20  # overlapping 0x20-byte functions
+    ctx = SectionContext("x", ".sframe", 0, data, relocatable=relocatable)
+    check_section(ctx)
+    ctx.finish()
+    assert ("fde-overlap" in {f.rule for f in ctx.findings}) is not relocatable
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_fres_walked_only_after_a_complete_walk(fast: bool) -> None:
+    """The pass tells the cross-check it may reuse its walk (fres_walked) after walking every
+    FDE's FREs, and not when an FDE could not be decoded (the v3 attribute record case)."""
+    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=(make_fre(0, (8,)),)) for k in range(FAST_MIN + 1)]
+    data = encode(build_section(C.VERSION_3, C.ABI_AMD64_LE, fdes))
+    h = Decoder(data).header
+    broken = bytearray(data)
+    struct.pack_into("<I", broken, h.fdes_start + h.fde_size + 12, h.fre_len - 2)
+    for raw, walked in ((data, True), (bytes(broken), False)):
+        ctx = SectionContext("x", ".sframe", 0, raw)
+        check_section(ctx, fast=fast)
+        assert ctx.fres_walked is walked
