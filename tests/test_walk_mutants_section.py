@@ -312,3 +312,22 @@ def test_fres_walked_only_after_a_complete_walk(fast: bool) -> None:
         ctx = SectionContext("x", ".sframe", 0, raw)
         check_section(ctx, fast=fast)
         assert ctx.fres_walked is walked
+
+
+@pytest.mark.parametrize("n", [FAST_MIN, section.NO_GC_MIN + 1])
+def test_fast_path_by_default(monkeypatch, n: int) -> None:
+    """check_section takes the fast path unless told not to, with the garbage collector
+    paused (above NO_GC_MIN FDEs) or not."""
+    made = []
+    real = section.Table
+
+    def counting(*args, **kwargs):
+        made.append(args[1:3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(section, "Table", counting)
+    ctx = SectionContext("x", ".sframe", 0, _data(n))
+    check_section(ctx)
+    ctx.finish()
+    assert ctx.findings == []
+    assert made == [(0, n)]
