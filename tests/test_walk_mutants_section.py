@@ -31,9 +31,13 @@ def _data(n: int) -> bytes:
 
 @pytest.mark.parametrize(("n", "fast", "tables"), [
     (FAST_MIN - 1, True, 0), (FAST_MIN, True, 1), (FAST_MIN + 1, True, 1),
-    (FAST_MIN, False, 0), (FAST_MIN - 1, False, 0)])
-def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: int) -> None:
-    """Below FAST_MIN FDEs, or with fast=False, the reference path alone: no fast.Table."""
+    (FAST_MIN, False, 0), (FAST_MIN - 1, False, 0),
+    (FAST_MIN, None, 1), (section.NO_GC_MIN + 1, None, 1)])
+def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool | None,
+                                      tables: int) -> None:
+    """Below FAST_MIN FDEs, or with fast=False, the reference path alone: no fast.Table.
+    Unless told (fast None), check_section takes the fast path, with the garbage collector
+    paused (above NO_GC_MIN FDEs) or not."""
     made = []
     real = section.Table
 
@@ -43,7 +47,10 @@ def test_fast_path_from_fast_min_fdes(monkeypatch, n: int, fast: bool, tables: i
 
     monkeypatch.setattr(section, "Table", counting)
     ctx = SectionContext("x", ".sframe", 0, _data(n))
-    check_section(ctx, fast=fast)
+    if fast is None:
+        check_section(ctx)
+    else:
+        check_section(ctx, fast=fast)
     ctx.finish()
     assert ctx.findings == []
     assert made == [(0, n)] * tables
@@ -313,21 +320,3 @@ def test_fres_walked_only_after_a_complete_walk(fast: bool) -> None:
         check_section(ctx, fast=fast)
         assert ctx.fres_walked is walked
 
-
-@pytest.mark.parametrize("n", [FAST_MIN, section.NO_GC_MIN + 1])
-def test_fast_path_by_default(monkeypatch, n: int) -> None:
-    """check_section takes the fast path unless told not to, with the garbage collector
-    paused (above NO_GC_MIN FDEs) or not."""
-    made = []
-    real = section.Table
-
-    def counting(*args, **kwargs):
-        made.append(args[1:3])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(section, "Table", counting)
-    ctx = SectionContext("x", ".sframe", 0, _data(n))
-    check_section(ctx)
-    ctx.finish()
-    assert ctx.findings == []
-    assert made == [(0, n)]
