@@ -44,10 +44,17 @@ class Budget:
     def spend(self, n: int) -> bool:
         """Charge n intervals; False (and exhausted) once the bound is passed."""
         self.intervals -= n
-        if self.intervals < 0:
+        return self._within(self.intervals)
+
+    def spend_pcs(self, n: int) -> bool:
+        """Charge n PCs of expression evaluation; False (and exhausted) past that bound."""
+        self.expr_pcs -= n
+        return self._within(self.expr_pcs)
+
+    def _within(self, left: int) -> bool:
+        if left < 0:
             self.exhausted = True
-            return False
-        return True
+        return left >= 0
 
 
 class Window(NamedTuple):
@@ -216,11 +223,7 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
         if free:
             # The reference's one span [x, y), every PC a point: all of [x, y), which holds
             # the points above.
-            budget.expr_pcs -= y - x
-            if budget.expr_pcs >= 0:
-                budget.intervals -= y - x
-            if budget.expr_pcs < 0 or budget.intervals < 0:
-                budget.exhausted = True
+            if not (budget.spend_pcs(y - x) and budget.spend(y - x)):
                 return None
             out.append(Window(x, y, sorted(set(pts)), True, end))
             continue
@@ -234,19 +237,14 @@ def _windows(start: int, fde: FDE, h: Header, eh: EhFde, lo: int, hi: int,
                          for m, n in zip(marks, marks[1:] + [y], strict=True)]
             pts = []
             for sx, sy, _end in tiles:
-                budget.expr_pcs -= sy - sx
-                if budget.expr_pcs < 0:
-                    budget.exhausted = True
+                if not budget.spend_pcs(sy - sx):
                     return None
                 pts.extend(range(sx, sy))
         pts = sorted(set(pts))
         if not budget.spend(len(pts)):
             return None
-        if len(tiles) == 1:
-            out.append(Window(*tiles[0][:2], pts, False, tiles[0][2]))
-        else:
-            out.extend(Window(sx, sy, pts[bisect_left(pts, sx):bisect_left(pts, sy)], False, n)
-                       for sx, sy, n in tiles)
+        out.extend(Window(sx, sy, pts[bisect_left(pts, sx):bisect_left(pts, sy)], False, n)
+                   for sx, sy, n in tiles)
     return out
 
 
