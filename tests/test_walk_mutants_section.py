@@ -102,13 +102,23 @@ def _findings(data: bytes, fast: bool) -> list[tuple]:
     return [(f.rule, f.severity, f.message, f.location) for f in ctx.findings]
 
 
+def _starts(n: int) -> list[int]:
+    return [0x1000 + 0x40 * k for k in range(n)]
+
+
+def _table(starts: list[int], version: int = C.VERSION_2, no_fres: int = -1,
+           flags: int | None = None) -> bytearray:
+    """An amd64 section of 0x20-byte functions at `starts`, one FRE each but FDE `no_fres`."""
+    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
+                fres=() if k == no_fres else (make_fre(0, (8,)),)) for k, s in enumerate(starts)]
+    return bytearray(encode(build_section(version, C.ABI_AMD64_LE, fdes, flags=flags)))
+
+
 def _aliased(fres: int) -> bytes:
     """FAST_MIN FDEs of one 3-byte FRE each (fre_len 48); FDE 14 re-read from FRE 0 with
     `fres` FREs: it is walked as 3 * fres bytes, so before FDE 15 the walk is 3 * fres - 3
     bytes past the sub-section."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for k in range(FAST_MIN)]
-    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    raw = _table(_starts(FAST_MIN))
     h = Decoder(bytes(raw)).header
     struct.pack_into("<II", raw, h.fdes_start + (FAST_MIN - 2) * h.fde_size + 8, 0, fres)
     return bytes(raw)
@@ -150,11 +160,9 @@ def test_unsorted_fde_at_a_chunk_start(monkeypatch, at: int) -> None:
     """CHUNK 8: FDE `at` starts between FDEs at-2 and at-1 (fde-unsorted). At 8, the first
     of the second chunk, only the first chunk's last PC shows it; at 9, within the chunk."""
     monkeypatch.setattr(section, "CHUNK", 8)
-    starts = [0x1000 + 0x40 * k for k in range(3 * 8)]
+    starts = _starts(3 * 8)
     starts[at] = starts[at - 1] - 0x20
-    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for s in starts]
-    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    data = bytes(_table(starts))
     pc, prev = starts[at], starts[at - 1]
     assert _findings(data, fast=False) == [
         ("fde-unsorted", Severity.ERROR,
@@ -176,11 +184,9 @@ def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
         real_exact(ctx, h, dec, i, walk)
 
     monkeypatch.setattr(section, "_exact_fde", exact_recording)
-    starts = [0x1000 + 0x40 * k for k in range(FAST_MIN)]
+    starts = _starts(FAST_MIN)
     starts[5], starts[6] = starts[6], starts[5]
-    fdes = [FDE(start=s, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for s in starts]
-    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes, flags=flags))
+    data = bytes(_table(starts, flags=flags))
     found = _findings(data, fast=True)
     if flags:
         assert found == [("fde-unsorted", Severity.ERROR,
@@ -198,23 +204,18 @@ def test_sort_check_only_for_a_sorted_table(monkeypatch, flags: int) -> None:
 def test_fre_size_code_leaves_the_walk_incomplete() -> None:
     """FDE 1's FRE with size code 3 (fre-size-code): its block is not walked, so the FRE
     bytes are not totalled against sfh_fre_len (no layout-fre-len for the 3 bytes left)."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for k in range(3)]
-    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    raw = _table(_starts(3))
     raw[Decoder(bytes(raw)).header.fres_start + 3 + 1] |= 0x60
     assert _findings(bytes(raw), fast=False) == [
         ("fre-size-code", Severity.ERROR, "FDE[1]: FRE 0 has data-word size code 3 (invalid)",
          Location("x", ".sframe", offset=92, fde=1, pc=0x1040, fre=0))]
 
 
-
 def _overlapping(n: int, noisy: int, clash: int, kind: str) -> bytes:
     """n FDEs of one FRE, FDE `noisy` with none (the reference path), and FDE `clash` + 1
     clashing with FDE `clash`: its function starts inside FDE clash's ("range"), or FDE
     clash claims two FREs, the second FDE clash + 1's ("block")."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=() if k == noisy else (make_fre(0, (8,)),)) for k in range(n)]
-    raw = bytearray(encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes)))
+    raw = _table(_starts(n), no_fres=noisy)
     h = Decoder(bytes(raw)).header
     if kind == "range":
         at = h.fdes_start + (clash + 1) * h.fde_size
@@ -244,18 +245,24 @@ def test_clean_runs_booked_at_their_fde_indices(monkeypatch, kind: str, rule: st
     assert bads[(clash + 1) // chunk][(clash + 1) % chunk] == 0
 
 
+def _attr_outside(n: int) -> tuple[bytes, bytes, int]:
+    """n v3 FDEs, and the same with FDE 1's 5-byte attribute record pointed 2 bytes before
+    the FRE sub-section's end; and where FDE 1's fre_off field is."""
+    clean = _table(_starts(n), version=C.VERSION_3)
+    h = Decoder(bytes(clean)).header
+    field = h.fdes_start + h.fde_size + 12
+    broken = bytearray(clean)
+    struct.pack_into("<I", broken, field, h.fre_len - 2)
+    return bytes(clean), bytes(broken), field
+
+
 @pytest.mark.parametrize("fast", [True, False])
 def test_v3_attribute_record_outside_the_fre_sub_section(fast: bool) -> None:
     """FDE 1 of a v3 section points its 5-byte attribute record 2 bytes before the FRE
     sub-section's end: _exact_fde cannot decode the FDE and says why, at FDE 1's fre_off
     field; the walk is then incomplete (no layout-num-fres or layout-fre-len totals)."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for k in range(3)]
-    raw = bytearray(encode(build_section(C.VERSION_3, C.ABI_AMD64_LE, fdes)))
-    h = Decoder(bytes(raw)).header
-    field = h.fdes_start + h.fde_size + 12  # FDE 1's fre_off
-    struct.pack_into("<I", raw, field, h.fre_len - 2)
-    assert _findings(bytes(raw), fast=fast) == [
+    _clean, broken, field = _attr_outside(3)
+    assert _findings(broken, fast=fast) == [
         ("layout-fde-fres-bounds", Severity.ERROR, "FDE[1]: attribute record at FRE offset "
          "0x16 does not fit in the 0x18-byte FRE sub-section",
          Location("x", ".sframe", offset=field, fde=1))]
@@ -269,9 +276,7 @@ def test_object_starts_are_field_relative_without_the_flag(n: int, fast: bool) -
     SFRAME_F_FDE_FUNC_START_PCREL: each FDE's function starts at its field's offset plus
     the stored value, on the reference path (the small table, FDE 1 with no FREs) and in
     the fast path's columns."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=() if k == 1 else (make_fre(0, (8,)),)) for k in range(n)]
-    data = encode(build_section(C.VERSION_2, C.ABI_AMD64_LE, fdes))
+    data = bytes(_table(_starts(n), no_fres=1))
     h = Decoder(data).header
     assert not h.pcrel
     field = [h.fdes_start + k * h.fde_size for k in range(n)]
@@ -309,13 +314,8 @@ def test_function_overlap_not_checked_in_objects(relocatable: bool) -> None:
 def test_fres_walked_only_after_a_complete_walk(fast: bool) -> None:
     """The pass tells the cross-check it may reuse its walk (fres_walked) after walking every
     FDE's FREs, and not when an FDE could not be decoded (the v3 attribute record case)."""
-    fdes = [FDE(start=0x1000 + 0x40 * k, size=0x20, info=fde_info(C.FRE_TYPE_ADDR1),
-                fres=(make_fre(0, (8,)),)) for k in range(FAST_MIN + 1)]
-    data = encode(build_section(C.VERSION_3, C.ABI_AMD64_LE, fdes))
-    h = Decoder(data).header
-    broken = bytearray(data)
-    struct.pack_into("<I", broken, h.fdes_start + h.fde_size + 12, h.fre_len - 2)
-    for raw, walked in ((data, True), (bytes(broken), False)):
+    clean, broken, _field = _attr_outside(FAST_MIN + 1)
+    for raw, walked in ((clean, True), (broken, False)):
         ctx = SectionContext("x", ".sframe", 0, raw)
         check_section(ctx, fast=fast)
         assert ctx.fres_walked is walked
