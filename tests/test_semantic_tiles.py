@@ -154,3 +154,16 @@ def test_replayed_notes_are_charged(intervals: int, want: tuple) -> None:
     fde = FDE(start=0, size=40, info=fde_info(C.FRE_TYPE_ADDR1, True), rep_size=5,
               fres=(make_fre(0, (8,)),))
     assert _compare(fde, OPAQUE_RA, 0x3000, intervals) == want
+
+
+def test_points_stay_inside_their_row() -> None:
+    """An .eh_frame FDE from 8 bytes before the function, rows at S-8, S and S+8; SFrame's
+    FRE at S+8 starts where .eh_frame's second row ends. The row before the function adds
+    no window, and the FRE start is a point of the third row only: 2 intervals in all."""
+    fde = FDE(start=0, size=16, info=fde_info(C.FRE_TYPE_ADDR1),
+              fres=(make_fre(0, (8,)), make_fre(8, (16,))))
+    eh = EhFde(0x2ff8, 0x3010, (CfiRow(0, RegRule(7, 8, False), RA, None),
+                                CfiRow(8, RegRule(7, 8, False), RA, None),
+                                CfiRow(16, RegRule(7, 16, False), RA, None)), 0)
+    assert _compare(fde, eh, 0x3000, 2) == ({}, 0, False, 0)
+    assert _compare(fde, eh, 0x3000, 1) == ({}, 0, True, -1)
