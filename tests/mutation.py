@@ -183,12 +183,31 @@ def _only_mutate(modules: list[str]) -> str:
     return f"only_mutate = {_toml_list(modules)}"
 
 
-def _config(modules: list[str], tests: list[str]) -> str:
+def _config(modules: list[str], tests: list[str], timeout: float | None = None) -> str:
     return ("\n[tool.mutmut]\nsource_paths = [\"sfcheck\"]\n"
             f"{_only_mutate(modules)}\n"
             f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
             "pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-x\", \"-q\"]\n"
-            "also_copy = [\"tests\", \"corpus\", \"bench\", \"fuzz\"]\n")
+            "also_copy = [\"tests\", \"corpus\", \"bench\", \"fuzz\"]\n"
+            + _timeout_line(timeout))
+
+
+def _timeout_line(timeout: float | None) -> str:
+    # mutmut stops a mutant after (tests' time + 1 s) * multiplier * 2 CPU seconds, 15 by
+    # default: 20 minutes for a mutant that loops under 40 s of tests. A surviving mutant runs
+    # the same tests, about 1x their time, so a few times that still tells a loop from a survivor.
+    return "" if timeout is None else f"timeout_multiplier = {timeout}\n"
+
+
+def _set_timeout(work: Path, timeout: float | None) -> None:
+    """Set a kept tree's mutmut timeout multiplier (mutmut then rejudges only its timeouts)."""
+    if timeout is None:
+        return
+    config = work / "pyproject.toml"
+    base, sep, ours = config.read_text().partition("\n[tool.mutmut]")
+    ours = "".join(ln for ln in ours.splitlines(keepends=True)
+                   if not ln.startswith("timeout_multiplier ="))
+    config.write_text(base + sep + ours + _timeout_line(timeout))
 
 
 def _message_only(diff: str) -> bool:
@@ -203,12 +222,12 @@ def _message_only(diff: str) -> bool:
 
 
 def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
-               examples: int, only: list[str]) -> dict:
+               examples: int, only: list[str], timeout: float | None = None) -> dict:
     modules, tests = GROUPS[name]
     shutil.rmtree(work / "mutants", ignore_errors=True)
     pyproject = work / "pyproject.toml"
     base = pyproject.read_text().split("\n[tool.mutmut]")[0]
-    pyproject.write_text(base + _config(modules, tests))
+    pyproject.write_text(base + _config(modules, tests, timeout))
     # The directory must exist before mutmut starts: a path entry that is missing at the
     # first import is cached as having no finder, and mutmut's own sys.path entry for
     # it would then be skipped too (the tests would import the installed sfcheck).
@@ -385,6 +404,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--examples", type=int, default=25,
                         help="most hypothesis examples per property test and mutant")
+    parser.add_argument("--timeout-multiplier", type=float, metavar="X",
+                        help="mutmut's timeout_multiplier (default 15: a looping mutant runs "
+                        "30 times its tests' time before it is stopped)")
     parser.add_argument("--mutants", nargs="+", default=[], metavar="NAME",
                         help="run only these mutants of the GROUP (e.g. to check that new "
                         "tests kill a run's survivors); the others count as not run")
@@ -411,6 +433,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.keep and len(args.groups) != 1:
         # every group reconfigures the one tree: only the last would stay resumable
         parser.error("--keep needs exactly one GROUP")
+    if args.timeout_multiplier is not None and not args.timeout_multiplier >= 1:
+        # below 1 the limit, 2 x multiplier x the tests' time, stops a mutant that merely
+        # survives (it runs those tests once): a survivor would count as a timeout, detected
+        parser.error("--timeout-multiplier must be at least 1")
     if args.mutants and len(args.groups) != 1:
         # `--mutants A B GROUP` reads GROUP as a mutant name: every group would run with none
         parser.error("--mutants needs exactly one GROUP, written before it: "
@@ -447,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         (name,) = args.groups
         work = args.resume
         head = (work / HEAD_FILE).read_text().strip() if (work / HEAD_FILE).exists() else "?"
+        _set_timeout(work, args.timeout_multiplier)
         results[name] = _mutmut(work, mutmut, name, args.budget, args.jobs, args.examples,
                                 args.mutants, "ab")
         _report(args.output, results, args.budget, args.examples, f"{head}, resumed")
@@ -471,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
                        stdout=subprocess.DEVNULL, check=True)
         for name in args.groups or list(GROUPS):
             results[name] = _run_group(work, mutmut, name, args.budget, args.jobs,
-                                       args.examples, args.mutants)
+                                       args.examples, args.mutants, args.timeout_multiplier)
             c = results[name]["counts"]
             killed, judged = _score(c)
             print(f"{name}: {killed}/{judged} killed, {results[name]['messages']} message-only",

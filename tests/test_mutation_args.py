@@ -16,6 +16,8 @@ import pytest
     ["format", "--keep", "d", "--resume", "t"],  # --keep makes a tree, --resume reuses one
     ["format", "dwarf", "--keep", "d"],  # one tree, reconfigured per group: only one resumable
     ["--keep", "d"],
+    ["format", "--timeout-multiplier", "0.9"],  # a survivor would be stopped as a timeout
+    ["format", "--timeout-multiplier", "nan"],
 ])
 def test_refused_before_running(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
@@ -89,3 +91,19 @@ def test_a_kept_tree_is_not_overwritten(tmp_path, capsys: pytest.CaptureFixture[
     (tmp_path / "tree").mkdir()
     assert mutation.main(["walk", "--keep", str(tmp_path), "-o", str(tmp_path / "r.md")]) == 2
     assert "tree exists: resume it with --resume" in capsys.readouterr().err
+
+
+def test_timeout_multiplier_is_written_once_into_a_tree(tmp_path) -> None:  # noqa: ANN001
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[project]\nname = 'x'\n" + mutation._config(["m.py"], ["t.py"]))
+    mutation._set_timeout(tmp_path, None)  # not given: mutmut's default stays
+    assert "timeout_multiplier" not in config.read_text()
+    mutation._set_timeout(tmp_path, 3.0)
+    mutation._set_timeout(tmp_path, 4.0)  # a second resume replaces it
+    text = config.read_text()
+    assert text.count("timeout_multiplier") == 1
+    assert text.endswith("timeout_multiplier = 4.0\n")
+    assert text.index("[tool.mutmut]") < text.index("timeout_multiplier")
+    assert mutation._config(["m.py"], ["t.py"], 2.0).endswith("timeout_multiplier = 2.0\n")
+    args = mutation.parse_args(["format", "--timeout-multiplier", "1"])
+    assert args.timeout_multiplier == 1.0
