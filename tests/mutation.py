@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import io
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,14 +213,53 @@ def _set_timeout(work: Path, timeout: float | None) -> None:
 
 
 def _message_only(diff: str) -> bool:
-    """A mutant whose changed lines are equal once string quotes' contents are compared
-    case-insensitively without mutmut's XX markers: it changes message text only."""
+    """A mutant that changes message text only: each changed line differs from the original in
+    string literals alone, each of them prose (a str, not bytes, with a letter and a space)
+    that is not compared, looked up or used as a key, and equal to the original once mutmut's
+    XX markers are dropped and case is ignored. A changed separator, name, key, format or
+    bytes literal changes what the code does: such a mutant is judged like any other."""
     minus = [ln[1:] for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
     plus = [ln[1:] for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     if not minus or len(minus) != len(plus):
         return False
-    return all(_STRING_ONLY.sub("", a).lower() == _STRING_ONLY.sub("", b).lower()
-               for a, b in zip(minus, plus, strict=True))
+    return all(_text_only(a, b) for a, b in zip(minus, plus, strict=True))
+
+
+# tokens beside a literal that make it data: compared, looked up, a key, an index
+_DATA_NEIGHBOURS = {"==", "!=", "in", "is", "not", "[", "]", ":"}
+
+
+def _tokens(line: str) -> list[tokenize.TokenInfo]:
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
+            if tok.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER,
+                                tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT):
+                out.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # a line of a statement that goes on: its tokens so far are what is compared
+    return out
+
+
+def _text_only(old: str, new: str) -> bool:
+    a, b = _tokens(old), _tokens(new)
+    if len(a) != len(b) or not a:
+        return False
+    changed = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.string != y.string]
+    for i in changed:
+        x, y = a[i], b[i]
+        if x.type != tokenize.STRING or y.type != tokenize.STRING:
+            return False
+        prefix = re.match(r"[A-Za-z]*", x.string).group().lower()
+        body = x.string[len(prefix):]
+        if "b" in prefix or not (re.search(r"[A-Za-z]", body) and re.search(r"\s", body)):
+            return False
+        if _STRING_ONLY.sub("", x.string).lower() != _STRING_ONLY.sub("", y.string).lower():
+            return False
+        beside = {a[j].string for j in (i - 1, i + 1) if 0 <= j < len(a)}
+        if beside & _DATA_NEIGHBOURS:
+            return False
+    return bool(changed)
 
 
 def _run_group(work: Path, mutmut: str, name: str, budget: float, jobs: int,
