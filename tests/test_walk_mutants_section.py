@@ -320,3 +320,19 @@ def test_fres_walked_only_after_a_complete_walk(fast: bool) -> None:
         check_section(ctx, fast=fast)
         assert ctx.fres_walked is walked
 
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_an_fre_type_past_addr4_is_fde_fre_type_alone(fast: bool) -> None:
+    """FDE 1 says FRE type 3 (v2: info byte at 16 in a 20-byte FDE after the 28-byte header):
+    its FREs cannot be read, and fde-fre-type says so; the decoder's error on field "info" is
+    not also a layout-fde-fres-bounds (the mutation run's _exact_fde 134/135 compared the
+    field with "XXinfoXX"/"INFO", hidden then as message text)."""
+    data = bytearray(_data(3))
+    info = 28 + 20 * 1 + 16
+    data[info] = (data[info] & ~C.FDE_INFO_FRE_TYPE) | 3
+    ctx = SectionContext("x", ".sframe", 0, bytes(data))
+    check_section(ctx, fast=fast)
+    ctx.finish()
+    assert [(f.rule, f.severity, f.message, f.location.fde) for f in ctx.findings] == [
+        ("fde-fre-type", Severity.ERROR, "FRE type 3", 1)]
