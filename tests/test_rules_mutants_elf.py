@@ -93,3 +93,32 @@ def test_clip_name_keeps_64_characters(name: str, shown: str) -> None:
 ])
 def test_is_vdso(facts: ElfFacts, vdso: bool) -> None:
     assert elf_rules.is_vdso(info((), facts=facts)) is vdso
+
+
+@pytest.mark.parametrize(("e_type", "is_linked"), [
+    ("ET_EXEC", True), ("ET_DYN", True), ("ET_REL", False), ("ET_CORE", False)])
+def test_linked_file_types(e_type: str, is_linked: bool) -> None:
+    """A non-PIE executable (ET_EXEC) is linked as a shared object is: an empty .sframe in it
+    means the linker discarded the inputs, in an object it is a warning (the rules run's
+    survivors compared e_type with "XXET_EXECXX" and "et_exec")."""
+    inf = ElfSFrameInfo("a", e_type, "EM_X86_64", 62, True, 64, (), (), (), ())
+    assert elf_rules.linked(inf) is is_linked
+    empty = SFrameSection(".sframe", 5, 0x1, SHF_ALLOC, VMA, OFFSET, 0, b"", 0, b"")
+    ctx = SectionContext("a", ".sframe", VMA, b"")
+    elf_rules.check_elf_section(ctx, inf, empty, None)
+    assert [(f.rule, f.severity.name, f.message) for f in ctx.findings] == (
+        [("defect-ld-discarded-sframe", "ERROR", ".sframe has size 0 in a linked file: the "
+          "linker discarded the SFrame inputs")] if is_linked else
+        [("elf-empty-sframe", "WARNING", ".sframe has size 0")])
+
+
+def test_mixed_versions_name_each_version_in_order() -> None:
+    from sfcheck.result import FileResult, SectionSummary
+    files = []
+    for path, version in (("d", 3), ("a", 1), ("b", 2), ("c", 2)):
+        files.append(FileResult(path))
+        files[-1].sections.append(SectionSummary(".sframe", 0, 64, version=version))
+    (mixed,) = elf_rules.check_scan(files, lambda _r: True, lambda _r, sev: sev)
+    assert mixed.message == (
+        "SFrame v1 in 1 file (first: a), v2 in 2 files (first: b), v3 in 1 file (first: d): "
+        "each reader takes one version, and GNU ld links objects of one version only")

@@ -92,6 +92,8 @@ def test_no_fdes() -> None:
     (b"\0\0\x07", "3 bytes after the SFrame data, nonzero from 0x4e"),
     (b"\0\xe2\xde\x03", "4 bytes after the SFrame data, nonzero from 0x4d (another SFrame "
                         "section?)"),
+    # 'X' bytes are data, not padding (a strip of b"XX\0XX" took them for zeros)
+    (b"\0XX", "3 bytes after the SFrame data, nonzero from 0x4d"),
 ])
 def test_bytes_after_the_sframe_data(tail: bytes, found: str | None) -> None:
     h = Header(C.VERSION_3, 0, C.ABI_AMD64_LE, 0, -8, N, 0, 0, 0, 16 * N, False)

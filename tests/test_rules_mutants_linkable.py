@@ -31,3 +31,17 @@ def test_a_version_the_reader_does_not_take() -> None:
 def test_a_version_it_takes_or_no_consumer() -> None:
     assert findings("glibc-2.42", 2) == []
     assert findings("strict", 1) == []
+
+
+def test_a_reader_of_several_versions_is_listed_in_order() -> None:
+    """A user's profile that reads v1 and v2 (the built-in runtime readers take one): the
+    versions it takes, joined by ", " (a mutant's "XX, XX" joiner survived the rules run)."""
+    from sfcheck.profiles.model import Profile
+    glibc = get("glibc-2.42")
+    two = Profile("two", "two versions", "a reader", versions=frozenset({2, 1}),
+                  consumer=glibc.consumer, notes=glibc.notes)
+    ctx = SectionContext("a.o", ".sframe", 0, b"", relocatable=True)
+    check_object(ctx, two, header(3))
+    assert [(f.rule, f.message, f.location.offset) for f in ctx.findings] == [(
+        "object-version-unsupported", "a file GNU ld links from this object has SFrame v3 "
+        "(or none); a reader reads v1, v2", 2)]
