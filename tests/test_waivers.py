@@ -275,3 +275,28 @@ def test_thousands_of_globs_over_100_files_linear() -> None:
                           env=env, preexec_fn=limit)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["3000", "3000", "0"]
+
+
+@pytest.mark.parametrize("key", ["rule", "path", "reason", "function", "package"])
+def test_each_text_key_must_be_a_string(key: str) -> None:
+    entry = {"rule": "'elf-not-sorted'", "path": "'*'", "reason": "'r'", key: "3"}
+    text = "[[waiver]]\n" + "".join(f"{k} = {v}\n" for k, v in entry.items())
+    with pytest.raises(WaiverError) as exc:
+        parse_waivers(text, "w.toml")
+    assert str(exc.value) == f"w.toml: waiver #1: `{key}` must be a string"
+
+
+def test_errors_without_a_source_name_the_text() -> None:
+    with pytest.raises(WaiverError) as exc:
+        parse_waivers("[[waiver]]\npath = '*'\nreason = 'r'\n")
+    assert str(exc.value) == "<waivers>: waiver #1: `rule` is required"
+
+
+def test_a_package_pattern_never_covers_a_file_outside_packages() -> None:
+    """A file scanned on its own has no package: it is matched as "", so a pattern that
+    needs a character ("X*", "?*") does not cover it, and "*" does."""
+    ws = parse_waivers(waiver_toml(rule="elf-not-sorted", path="*", package="X*", reason="a")
+                       + waiver_toml(rule="elf-not-sorted", path="*", package="?*", reason="b")
+                       + waiver_toml(rule="elf-not-sorted", path="*", package="*", reason="c"))
+    plain = FileResult("build/a.so")
+    assert [w.covers_path(plain) for w in ws] == [False, False, True]
