@@ -66,7 +66,7 @@ _WALK_MUTANTS = _present("test_walk_mutants.py", "test_rules_mutants_cached.py",
                          "test_walk_mutants_table.py", "test_walk_mutants_columns.py",
                          "test_walk_mutants_order.py", "test_walk_mutants_abi.py",
                          "test_walk_mutants_cap.py", "test_walk_mutants_bigtable.py",
-                         "test_walk_mutants_section.py")
+                         "test_walk_mutants_section.py", "test_walk_mutants_joins.py")
 
 # group -> (modules to mutate, test files that cover them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
@@ -83,7 +83,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_inputs_mutants_expand.py",
                                       "tests/test_inputs_mutants_limits.py",
                                       "tests/test_inputs_mutants_headers.py",
-                                      "tests/test_inputs_mutants_spillfull.py"]),
+                                      "tests/test_inputs_mutants_spillfull.py",
+                                      *_present("test_inputs_mutants_literals.py")]),
     "format": (["sfcheck/format/*"], ["tests/test_format_units.py", "tests/test_format_props.py",
                                       "tests/test_fde_table.py", "tests/test_layout_blocks.py",
                                       "tests/test_fre_blocks_nexts.py", "tests/test_fre_info.py",
@@ -92,7 +93,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                                       "tests/test_format_locations.py",
                                       "tests/test_fre_blocks_decoder.py",
                                       "tests/test_format_mutants_encode.py",
-                                      "tests/test_format_mutants_decode.py"]),
+                                      "tests/test_format_mutants_decode.py",
+                                      *_present("test_format_mutants_literals.py")]),
     # mutmut matches only_mutate with fnmatch, whose `*` crosses `/`: "sfcheck/rules/*.py"
     # would mutate rules/semantic/ too (its own group), so the top-level modules are listed
     "rules": (_top_level("sfcheck/rules"),
@@ -137,7 +139,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/test_ehframe_mutants_pointers.py", "tests/test_ehframe_mutants_glue.py",
                  # the C reader (built by the script) against the Python one: where read_columns
                  # takes the C path, this comparison is what sees a mutant of the reference
-                 "tests/test_cfirun.py"]),
+                 "tests/test_cfirun.py", *_present("test_ehframe_mutants_literals.py")]),
     # the walk on hand-built tables and stacks; core files, modules and sysroots apart: their
     # tests build programs and cores (about a minute for the files, per surviving mutant)
     "unwind": (["sfcheck/unwind/__init__.py", "sfcheck/unwind/abi.py",
@@ -151,12 +153,14 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 "tests/test_unwind_memory.py",
                 "tests/test_unwind_stops.py",
                 "tests/test_unwind_table.py",
-                *_present("test_unwind_mutants_table.py", "test_unwind_mutants_walk.py")]),
+                *_present("test_unwind_mutants_table.py", "test_unwind_mutants_walk.py",
+                          "test_unwind_mutants_literals.py")]),
     "unwind-core": (["sfcheck/unwind/core.py", "sfcheck/unwind/modules.py",
                      "sfcheck/unwind/notes.py", "sfcheck/unwind/sysroot.py"],
                     ["tests/test_unwind_cores.py", "tests/test_unwind_changed.py",
                      *_present("test_unwind_mutants_core_notes.py",
-                               "test_unwind_mutants_core_modules.py")]),
+                               "test_unwind_mutants_core_modules.py",
+                               "test_unwind_mutants_core_literals.py")]),
 }
 STATES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped", "not checked",
           "segfault")
