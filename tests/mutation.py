@@ -7,9 +7,11 @@
 Each group is a set of modules and the test files that cover them (GROUPS). The script copies
 the committed tree (`git archive HEAD`) to a temporary directory, runs `mutmut run` there per
 group (a group stops at its share of the budget; mutants not reached are counted as not run),
-and writes the score and every survivor to reports/mutation-DATE.md. Mutants that only change a
-string literal (mutmut's "XX" wrapping, case changes: message text) are counted apart, since no
-test should pin the wording of every message. Property tests run at most --examples examples per
+and writes the score and every survivor to reports/mutation-DATE.md. Mutants that only change
+the prose of a message (mutmut's "XX" wrapping or a case change of a str literal with a letter
+and a space that is not compared, looked up or a key) are counted apart, since no test should
+pin the wording of every message; a changed name, key, separator, format or bytes literal is
+judged like any other mutant. Property tests run at most --examples examples per
 mutant (SFCHECK_MUTATION_EXAMPLES, read by tests/conftest.py): at their own counts one
 surviving mutant costs minutes. Not in the per-push CI (minutes per group); needs
 the `test` extra plus mutmut (`pip install mutmut`).
