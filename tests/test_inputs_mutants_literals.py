@@ -2,10 +2,9 @@
 a .deb head, a compressed-stream check on a tar-named member, the root and `..` cases of a
 member path, an absolute hard-link target, RPM header fields read as unsigned, NUL-only
 stripping of a cpio name and CR-only stripping of a path-list line, and the 'other' type
-of a tar FIFO. The mutants of these literals survived an earlier run because the old
-classifier counted a changed error message as a kill; each test here fails on its mutant
-(applied by hand) through a member list, a name or a one-line error, not through message
-text alone."""
+of a tar FIFO. The mutants of these literals survived, and the old classifier had counted
+them apart as message text; each test here fails on its mutant (applied by hand) through a
+member list, a name or a one-line error, not through message text alone."""
 
 from __future__ import annotations
 
