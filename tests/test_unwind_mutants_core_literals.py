@@ -3,9 +3,10 @@ path components the sysroot skips ("" and "." only; any other name, "XX.XX" or "
 included, is a name, and an empty component of a symlink target is no directory), the
 unsigned struct codes of the core's header and notes (e_machine >= 0x8000, note fields,
 auxv values and NT_FILE addresses >= 2**63 read as the positive numbers they are), the
-symbol types that name functions (STT_GNU_IFUNC as STT_FUNC: an open finding, xfail, as
-pyelftools does not name type 10 so), a PLT relocation without a symbol naming nothing, and
-the default name of a core in its one-line errors ("<core>").
+symbol types that name functions (STT_GNU_IFUNC as STT_FUNC; pyelftools names type 10
+STT_LOOS, and the unwinder left every IFUNC symbol unnamed until this test), a PLT
+relocation without a symbol naming nothing, and the default name of a core in its one-line
+errors ("<core>").
 
 Cores and notes are built by tests/unwind_build.py; the ELF file whose symbols are read is a
 copy of corpus/v2/exe_pie with one symbol or relocation patched. Every expected value comes
@@ -121,9 +122,6 @@ def _copy_with(tmp_path: Path, section: str, entry: int, field: int, value: byte
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open finding: pyelftools (0.33) names st_info type 10 STT_LOOS, not STT_GNU_IFUNC, "
-    "so Symbols.load leaves every IFUNC symbol out"))
 def test_ifunc_symbol_names_its_function_as_a_func_does(tmp_path: Path) -> None:
     """`main` made an STT_GNU_IFUNC (10) global: the symbols are the same, `main` among
     them at its address (as sfcheck/elf/symbols.py counts type 10 a function)."""

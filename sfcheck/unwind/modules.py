@@ -51,6 +51,12 @@ class Module:
         return self._symbols.find(pc - self.bias)
 
 
+# st_info types that name code: STT_FUNC and STT_GNU_IFUNC (10: glibc's memcpy, strlen...),
+# which pyelftools, having no name STT_GNU_IFUNC, calls STT_LOOS (elf/symbols.py reads the
+# raw 2 and 10)
+_FUNC_TYPES = ("STT_FUNC", "STT_LOOS")
+
+
 class Symbols:
     """Function symbols of one file (link-time addresses), `.symtab` and `.dynsym`."""
 
@@ -76,7 +82,7 @@ class Symbols:
                 if sec is None or not hasattr(sec, "iter_symbols"):
                     continue
                 for sym in sec.iter_symbols():
-                    if sym["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC") and \
+                    if sym["st_info"]["type"] in _FUNC_TYPES and \
                             sym["st_value"] and sym.name:
                         out.append((sym["st_value"], sym["st_size"], sym.name))
             out.extend(_plt_symbols(elf))
