@@ -201,9 +201,12 @@ def _config(modules: list[str], tests: list[str], timeout: float | None = None) 
 
 
 def _timeout_line(timeout: float | None) -> str:
-    # mutmut stops a mutant after (tests' time + 1 s) * multiplier * 2 CPU seconds, 15 by
-    # default: 20 minutes for a mutant that loops under 40 s of tests. A surviving mutant runs
-    # the same tests, about 1x their time, so a few times that still tells a loop from a survivor.
+    # mutmut stops a mutant after (tests' time + 1 s) * multiplier * 2 CPU seconds, or half
+    # that in wall-clock time, the multiplier 15 by default: 20 minutes for a mutant that
+    # loops under 40 s of tests. A surviving mutant runs the same tests, 1x their measured time
+    # on an idle machine but several times that beside other work: below the default, a
+    # timeout on a loaded machine may be a survivor (layout.check_trailing 4 was, at 1.5 beside
+    # a load of 7), so a reduced multiplier's timeouts are to be applied by hand.
     return "" if timeout is None else f"timeout_multiplier = {timeout}\n"
 
 
@@ -453,7 +456,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="most hypothesis examples per property test and mutant")
     parser.add_argument("--timeout-multiplier", type=float, metavar="X",
                         help="mutmut's timeout_multiplier (default 15: a looping mutant runs "
-                        "30 times its tests' time before it is stopped)")
+                        "15 times its tests' time before it is stopped; below that, on a "
+                        "loaded machine a survivor may be stopped too and count as a timeout)")
     parser.add_argument("--mutants", nargs="+", default=[], metavar="NAME",
                         help="run only these mutants of the GROUP (e.g. to check that new "
                         "tests kill a run's survivors); the others count as not run")
