@@ -64,13 +64,17 @@ def make_section(data: bytes) -> tuple[bytes, bool, int]:
 
 def both(section: bytes, big: bool, asz: int, cfirun: ModuleType | None) -> list[object]:
     out: list[object] = []
-    for mode in (cfirun, None):
-        ehframe.CFIRUN = mode
-        try:
-            c = ehframe.read_columns(section, 0x1000, big, asz, 16, 6)
-            out.append((list(c.offsets), list(c.starts), list(c.sizes), c.rels, c.limits))
-        except ehframe.EhFrameError as exc:
-            out.append(("EhFrameError", str(exc)))
+    saved = ehframe.CFIRUN  # the process's switch: put back, or every later read is Python's
+    try:
+        for mode in (cfirun, None):
+            ehframe.CFIRUN = mode
+            try:
+                c = ehframe.read_columns(section, 0x1000, big, asz, 16, 6)
+                out.append((list(c.offsets), list(c.starts), list(c.sizes), c.rels, c.limits))
+            except ehframe.EhFrameError as exc:
+                out.append(("EhFrameError", str(exc)))
+    finally:
+        ehframe.CFIRUN = saved
     return out
 
 
