@@ -485,8 +485,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         # every group reconfigures the one tree: only the last would stay resumable
         parser.error("--keep needs exactly one GROUP")
     if args.timeout_multiplier is not None and not args.timeout_multiplier >= 1:
-        # below 1 the limit, 2 x multiplier x the tests' time, stops a mutant that merely
-        # survives (it runs those tests once): a survivor would count as a timeout, detected
+        # below 1 mutmut's wall-clock limit, multiplier x (the tests' time + 1 s), is shorter
+        # than a surviving mutant's one run of those tests: it would count as a timeout
         parser.error("--timeout-multiplier must be at least 1")
     if args.mutants and len(args.groups) != 1:
         # `--mutants A B GROUP` reads GROUP as a mutant name: every group would run with none
